@@ -1,0 +1,144 @@
+"""The `arena` CLI: new, check, list and schema."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from arena.exit_codes import EPILOG, ExitCode
+from taskpkg.discover import find_packages
+from taskpkg.domains import DOMAINS
+from taskpkg.scaffold import ScaffoldError, scaffold
+from taskpkg.schema import schema_text
+from validators.render_github import render_github
+from validators.render_human import render_human
+from validators.report import Report, report_schema
+from validators.static import run_static_checks
+
+FORMATS = ("human", "json", "github")
+
+
+@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="posttrain-arena", prog_name="arena")
+def cli() -> None:
+    """PostTrain Arena: write, check and submit RL environments.
+
+    Start with `arena new NAME --domain D`, fill in every TODO(arena) the check points at, run `arena check`, then
+    open a pull request adding environments/NAME/.
+    """
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("name")
+@click.option("--domain", "-d", required=True, type=click.Choice(DOMAINS), help="One of the arena's eight domains.")
+@click.option("--into", type=click.Path(file_okay=False, path_type=Path), default=Path("environments"),
+              show_default=True, help="Folder to create the package in.")
+def new(name: str, domain: str, into: Path) -> None:
+    """Create environments/NAME/ from a working example with TODO(arena) placeholders."""
+    try:
+        target = scaffold(name, domain, into)
+    except ScaffoldError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(f"Created {target}/. Next: replace every TODO(arena), then run:\n  arena check {target}")
+
+
+@cli.command(epilog=EPILOG)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--static", "static_only", is_flag=True, help="Only the checks that need no Docker engine.")
+@click.option("--format", "output_format", type=click.Choice(FORMATS), default="human", show_default=True,
+              help="human: for a terminal; json: the versioned report; github: annotations and a job summary.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
+              help="Also write the JSON report to this file.")
+@click.option("--verbose", "-v", is_flag=True, help="Show notes (info-level findings) too.")
+def check(paths: tuple[Path, ...], static_only: bool, output_format: str, output: Path | None,
+          verbose: bool) -> None:
+    """Check packages (default: every package under environments/).
+
+    PATHS are package folders or folders of packages. Each finding has a stable id (ARENAxxx), a severity, the file
+    and line, and how to fix it. Without --static the dynamic checks run too where a Docker engine answers.
+    """
+    packages = find_packages(list(paths))
+    if not packages:
+        raise click.UsageError("no packages found; pass a package folder such as environments/NAME")
+    started = time.perf_counter()
+    report = Report(mode="static", packages=[run_static_checks(p, _display(p)) for p in packages])
+    report.duration_s = time.perf_counter() - started
+    if output is not None:
+        output.write_text(report.to_json() + "\n", encoding="utf-8")
+    if output_format == "json":
+        click.echo(report.to_json())
+    elif output_format == "github":
+        _emit_github(report, packages, static_only)
+    else:
+        render_human(report, Console(), verbose)
+        if not static_only:
+            click.echo("note: dynamic checks (build, oracle, isolation, tampering) are not available in this "
+                       "version; only the static checks ran.", err=True)
+    sys.exit(ExitCode.OK if report.passed else ExitCode.CHECK_FAILED)
+
+
+def _display(path: Path) -> str:
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)
+
+
+def _emit_github(report: Report, packages: list[Path], static_only: bool) -> None:
+    command = ["arena", "check", *(["--static"] if static_only else []), *map(_display, packages)]
+    annotations, summary = render_github(report, shlex.join(command))
+    for line in annotations:
+        click.echo(line)
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        with open(summary_path, "a", encoding="utf-8") as handle:
+            handle.write(summary + "\n")
+    else:
+        click.echo(summary)
+
+
+@cli.command(name="list", epilog=EPILOG)
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(("human", "json")), default="human", show_default=True)
+def list_packages(paths: tuple[Path, ...], output_format: str) -> None:
+    """List packages with their domain, instance count and status (static check)."""
+    rows = []
+    for path in find_packages(list(paths)):
+        report = run_static_checks(path, _display(path))
+        rows.append({"name": report.name or path.name, "domain": report.domain, "instances": report.instances,
+                     "status": "ok" if report.passed else "errors", "title": report.title or "",
+                     "path": report.path})
+    if output_format == "json":
+        click.echo(json.dumps(rows, indent=2))
+        return
+    from rich.table import Table
+
+    table = Table("name", "domain", "instances", "status", "title")
+    for row in rows:
+        status = "[green]ok[/]" if row["status"] == "ok" else "[red]errors[/] (arena check)"
+        table.add_row(row["name"], row["domain"] or "-", str(row["instances"] or "-"), status, row["title"])
+    Console().print(table)
+
+
+@cli.command(epilog=EPILOG)
+@click.option("--report", "which", flag_value="report", help="Print the JSON report's schema instead.")
+@click.option("--task", "which", flag_value="task", default=True, help="Print the task.md frontmatter schema.")
+def schema(which: str) -> None:
+    """Print a JSON Schema (default: task.md frontmatter, for editor completion)."""
+    click.echo(schema_text() if which == "task" else json.dumps(report_schema(), indent=2))
+
+
+def main() -> None:
+    """Console-script entry point; turns Ctrl-C into exit code 130."""
+    try:
+        cli(standalone_mode=True)
+    except KeyboardInterrupt:
+        click.echo("interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)

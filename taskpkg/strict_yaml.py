@@ -1,0 +1,123 @@
+"""A strict YAML reader for frontmatter: plain data only, with the source line of every key and item.
+
+Refused, each with the line: aliases (so no alias bomb is ever expanded), explicit tags, duplicate keys,
+non-string keys, merge keys and nesting deeper than MAX_DEPTH. Values are built with PyYAML's safe constructors.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import yaml
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+
+MAX_DEPTH = 32
+
+Path = tuple[str | int, ...]
+
+
+class StrictYamlError(Exception):
+    """A frontmatter problem at a 1-based line and column of the YAML text."""
+
+    def __init__(self, kind: str, message: str, fix: str, line: int | None, column: int | None) -> None:
+        super().__init__(message)
+        self.kind = kind  # "syntax" or "feature"
+        self.message = message
+        self.fix = fix
+        self.line = line
+        self.column = column
+
+
+@dataclass
+class YamlDocument:
+    """Parsed data plus the line of every path (a key's line, or a list item's line)."""
+
+    data: object
+    lines: dict[Path, int] = field(default_factory=dict)
+
+    def line_of(self, path: Path) -> int | None:
+        """Return the line of path, or of its nearest ancestor that has one."""
+        for end in range(len(path), -1, -1):
+            if path[:end] in self.lines:
+                return self.lines[path[:end]]
+        return None
+
+
+_BaseLoader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_SEQ, _MAP = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
+
+
+def _feature(what: str, mark: yaml.Mark, fix: str) -> StrictYamlError:
+    return StrictYamlError("feature", f"frontmatter uses {what}, which the arena does not allow", fix,
+                           mark.line + 1, mark.column + 1)
+
+
+def load(text: str) -> YamlDocument:
+    """Parse one YAML document strictly. Raises StrictYamlError with the place of the first problem."""
+    loader = _BaseLoader(text)
+    try:
+        node = loader.get_single_node()
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or "invalid YAML"
+        if exc.context:
+            problem = f"{problem} ({exc.context})"
+        raise StrictYamlError(
+            "syntax", f"YAML syntax error: {problem}",
+            "Fix the YAML at this place; quote values that contain ': ', '#', or start with a special character.",
+            mark.line + 1 if mark else None, mark.column + 1 if mark else None,
+        ) from None
+    except yaml.YAMLError as exc:
+        raise StrictYamlError("syntax", f"YAML error: {exc}", "Fix the YAML.", None, None) from None
+    except RecursionError:
+        raise StrictYamlError("feature", "frontmatter is nested too deeply", "Flatten the structure.", None,
+                              None) from None
+    finally:
+        loader.dispose()
+    document = YamlDocument(data=None)
+    if node is None:
+        return document
+    document.data = _build(loader, node, (), document.lines, 0, set())
+    return document
+
+
+def _build(loader: yaml.SafeLoader, node: Node, path: Path, lines: dict[Path, int], depth: int,
+           seen: set[int]) -> object:
+    if id(node) in seen:
+        raise _feature("an alias (*name)", node.start_mark, "Write the value out in full.")
+    seen.add(id(node))
+    if depth > MAX_DEPTH:
+        raise _feature(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark, "Flatten the structure.")
+    expected = _SEQ if isinstance(node, SequenceNode) else _MAP if isinstance(node, MappingNode) else None
+    if (expected and node.tag != expected) or (expected is None and node.tag not in _PLAIN_TAGS):
+        raise _feature(f"an explicit tag ({node.tag})", node.start_mark, "Remove the tag; write plain values.")
+    if isinstance(node, ScalarNode):
+        try:
+            return loader.construct_object(node, deep=True)
+        except (yaml.constructor.ConstructorError, ValueError) as exc:
+            raise _feature(f"a value that cannot be read ({exc})", node.start_mark, "Quote the value.") from None
+    if isinstance(node, SequenceNode):
+        items = []
+        for index, child in enumerate(node.value):
+            lines[(*path, index)] = child.start_mark.line + 1
+            items.append(_build(loader, child, (*path, index), lines, depth + 1, seen))
+        return items
+    if isinstance(node, MappingNode):
+        mapping: dict[str, object] = {}
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise _feature("a merge key (<<)", key_node.start_mark, "Write the keys out in full.")
+            if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+                raise _feature(f"a non-string key ({key_node.value!r})", key_node.start_mark,
+                               "Use plain words as keys, quoted if they look like numbers or booleans.")
+            key = key_node.value
+            if key in mapping:
+                raise StrictYamlError(
+                    "feature", f"duplicate key '{key}'", "Keep one of the two; YAML would silently drop the first.",
+                    key_node.start_mark.line + 1, key_node.start_mark.column + 1,
+                )
+            lines[(*path, key)] = key_node.start_mark.line + 1
+            mapping[key] = _build(loader, value_node, (*path, key), lines, depth + 1, seen)
+        return mapping
+    raise _feature("an unsupported node", node.start_mark, "Write plain YAML.")  # pragma: no cover

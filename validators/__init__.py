@@ -1,0 +1,1 @@
+"""Validation of task packages: static checks (no Docker) and, with the sandbox, dynamic checks."""

@@ -1,0 +1,46 @@
+"""The terminal view of a report: grouped by package, errors first, each with its fix."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from taskpkg.diagnostics import Severity
+from validators.report import PackageReport, Report
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+
+def render_human(report: Report, console: Console, verbose: bool = False) -> None:
+    """Print the report for a person at a terminal."""
+    for package in report.packages:
+        _render_package(package, console, verbose)
+    summary = report.to_dict()["summary"]
+    verdict = Text("PASS", style="bold green") if report.passed else Text("FAIL", style="bold red")
+    console.print(Text.assemble(
+        verdict, f"  {summary['passed']}/{summary['packages']} package(s) passed; {summary['errors']} error(s), "
+        f"{summary['warnings']} warning(s) in {report.duration_s:.2f} s"))
+
+
+def _render_package(package: PackageReport, console: Console, verbose: bool) -> None:
+    mark = Text("✔ ", style="green") if package.passed else Text("✘ ", style="red")
+    facts = ", ".join(x for x in (package.domain, f"{package.instances} instances" if package.instances else "") if x)
+    console.print(Text.assemble(mark, (package.name or package.path, "bold"), f"  {facts}" if facts else "",
+                                f"  ({package.path}, {package.duration_ms:.1f} ms)", style=None))
+    shown = [d for d in package.diagnostics if verbose or d.severity is not Severity.INFO]
+    if shown:
+        table = Table(show_header=False, box=None, padding=(0, 1), expand=False)
+        table.add_column(no_wrap=True)
+        table.add_column(no_wrap=True)
+        table.add_column()
+        for d in shown:
+            table.add_row(Text(d.severity.value, style=_STYLE[d.severity]), d.check_id,
+                          Text.assemble((d.location(), "bold"), "  ", d.message, "\n", ("fix: " + d.fix, "dim")))
+        console.print(table)
+    hidden = len(package.diagnostics) - len(shown)
+    if hidden:
+        console.print(Text(f"  {hidden} note(s) hidden; --verbose shows them", style="dim"))
+    for trial in package.trials:
+        console.print(Text(f"  {trial['check_id']} {trial['agent']} #{trial['instance']}: {trial['outcome']}",
+                           style="dim"))

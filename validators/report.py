@@ -1,0 +1,121 @@
+"""The check report: per package, every diagnostic and the outcome of every check; versioned JSON for machines."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from importlib.metadata import PackageNotFoundError, version
+
+from taskpkg.checks import CHECKS
+from taskpkg.diagnostics import Diagnostic, Severity
+
+REPORT_VERSION = 1
+REPORT_SCHEMA_RESOURCE = "schema/report-v1.schema.json"
+_STATUS_BY_SEVERITY = {Severity.ERROR: "failed", Severity.WARNING: "warned", Severity.INFO: "noted"}
+
+
+@dataclass
+class PackageReport:
+    """Everything found about one package."""
+
+    path: str
+    name: str | None
+    title: str | None
+    domain: str | None
+    instances: int | None
+    diagnostics: list[Diagnostic]
+    checks_run: list[str]
+    duration_ms: float
+    trials: list[dict] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        """Whether the package has no error."""
+        return not any(d.severity is Severity.ERROR for d in self.diagnostics)
+
+    def count(self, severity: Severity) -> int:
+        """How many diagnostics of a severity."""
+        return sum(d.severity is severity for d in self.diagnostics)
+
+    def check_outcomes(self) -> list[dict]:
+        """Every catalogue check the run reached, with its outcome; the rest as skipped."""
+        worst: dict[str, Severity] = {}
+        order = list(Severity)
+        for d in self.diagnostics:
+            if d.check_id not in worst or order.index(d.severity) < order.index(worst[d.check_id]):
+                worst[d.check_id] = d.severity
+        outcomes = []
+        for check_id in sorted(set(self.checks_run) | set(worst)):
+            status = _STATUS_BY_SEVERITY[worst[check_id]] if check_id in worst else "passed"
+            outcomes.append({"check_id": check_id, "title": CHECKS[check_id].title, "status": status})
+        return outcomes
+
+    def to_dict(self) -> dict:
+        """The JSON form."""
+        return {
+            "path": self.path,
+            "name": self.name,
+            "title": self.title,
+            "domain": self.domain,
+            "instances": self.instances,
+            "verdict": "pass" if self.passed else "fail",
+            "counts": {s.value: self.count(s) for s in Severity},
+            "duration_ms": round(self.duration_ms, 3),
+            "diagnostics": [d.to_dict() for d in self.diagnostics],
+            "checks": self.check_outcomes(),
+            "trials": self.trials,
+        }
+
+
+@dataclass
+class Report:
+    """A whole `arena check` run."""
+
+    mode: str
+    packages: list[PackageReport]
+    started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
+    duration_s: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """Whether every package passed."""
+        return all(p.passed for p in self.packages)
+
+    def to_dict(self) -> dict:
+        """The versioned JSON form, described by validators/schema/report-v1.schema.json."""
+        return {
+            "report_version": REPORT_VERSION,
+            "arena_version": arena_version(),
+            "mode": self.mode,
+            "started_at": self.started_at.isoformat(timespec="seconds"),
+            "duration_s": round(self.duration_s, 3),
+            "verdict": "pass" if self.passed else "fail",
+            "summary": {
+                "packages": len(self.packages),
+                "passed": sum(p.passed for p in self.packages),
+                "failed": sum(not p.passed for p in self.packages),
+                **{f"{s.value}s": sum(p.count(s) for p in self.packages) for s in Severity},
+            },
+            "packages": [p.to_dict() for p in self.packages],
+        }
+
+    def to_json(self) -> str:
+        """Pretty JSON text."""
+        return json.dumps(self.to_dict(), indent=2, sort_keys=False)
+
+
+def arena_version() -> str:
+    """The installed distribution's version."""
+    try:
+        return version("posttrain-arena")
+    except PackageNotFoundError:
+        return "0+unknown"
+
+
+@cache
+def report_schema() -> dict:
+    """The JSON Schema of the report."""
+    return json.loads(resources.files("validators").joinpath(REPORT_SCHEMA_RESOURCE).read_text(encoding="utf-8"))

@@ -1,0 +1,215 @@
+"""Dockerfile checks: pinned bases and packages, no remote code, nothing secret copied into the image."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import shlex
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from taskpkg.checks import check
+from taskpkg.diagnostics import Diagnostic
+from taskpkg.model import TaskPackage
+from validators.static.files import PackageFile
+
+CHECK_IDS = ("ARENA401", "ARENA402", "ARENA403", "ARENA404", "ARENA405", "ARENA406", "ARENA407", "ARENA408")
+DOCKERFILE = "environment/Dockerfile"
+PIPE_TO_SHELL = re.compile(r"\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b")
+PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(?P<args>[^;&|]*)")
+APT_INSTALL = re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\b(?P<args>[^;&|]*)")
+PIP_OPTIONS_WITH_VALUE = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "--index-url",
+                                    "--extra-index-url", "-f", "--find-links", "--target", "-t", "--prefix"})
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One Dockerfile instruction with its 1-based starting line."""
+
+    keyword: str
+    arguments: str
+    line: int
+
+
+def parse(text: str) -> list[Instruction]:
+    """Split a Dockerfile into instructions, joining continuation lines and dropping comments."""
+    instructions: list[Instruction] = []
+    pending: list[str] = []
+    start = 0
+    for number, raw in enumerate(text.split("\n"), start=1):
+        stripped = raw.strip()
+        if not pending and (not stripped or stripped.startswith("#")):
+            continue
+        if pending and stripped.startswith("#"):
+            continue
+        if not pending:
+            start = number
+        if stripped.endswith("\\"):
+            pending.append(stripped[:-1])
+            continue
+        pending.append(stripped)
+        joined = " ".join(p for p in pending if p)
+        keyword, _, arguments = joined.partition(" ")
+        instructions.append(Instruction(keyword.upper(), arguments.strip(), start))
+        pending = []
+    return instructions
+
+
+def check_dockerfile(root: Path, package: TaskPackage | None, files: list[PackageFile]) -> list[Diagnostic]:
+    """Run every Dockerfile check (nothing when the Dockerfile is missing: the file checks report that)."""
+    path = root / DOCKERFILE
+    if not path.is_file():
+        return []
+    instructions = parse(path.read_text(encoding="utf-8", errors="replace"))
+    found: list[Diagnostic] = []
+    stages: set[str] = set()
+    if not any(i.keyword == "FROM" for i in instructions):
+        found.append(check("ARENA408").found("the Dockerfile has no FROM instruction",
+                                             "Start it with e.g. `FROM debian:bookworm-slim`.", DOCKERFILE, 1))
+    for instruction in instructions:
+        if instruction.keyword == "FROM":
+            found.extend(_check_from(instruction, stages))
+        elif instruction.keyword == "RUN":
+            found.extend(_check_run(root, instruction))
+        elif instruction.keyword == "ADD" and re.search(r"(?:^|\s)(?:https?|ftp)://", instruction.arguments):
+            found.append(check("ARENA405").found(
+                "ADD fetches a URL at build time: unpinned, unverified content",
+                "Vendor the file into environment/ (small) or install it from a pinned package.", DOCKERFILE,
+                instruction.line))
+        elif instruction.keyword in ("CMD", "ENTRYPOINT") and PIPE_TO_SHELL.search(instruction.arguments):
+            found.append(_pipe_to_shell(DOCKERFILE, instruction.line, "at run time"))
+    found.extend(_check_environment_scripts(files))
+    if package is not None:
+        found.extend(_check_copied_secrets(package, files))
+    return found
+
+
+def _check_from(instruction: Instruction, stages: set[str]) -> list[Diagnostic]:
+    words = [w for w in instruction.arguments.split() if not w.startswith("--")]
+    if not words:
+        return [check("ARENA408").found("FROM names no image", "Name a base image.", DOCKERFILE, instruction.line)]
+    image = words[0]
+    if len(words) >= 3 and words[1].upper() == "AS":
+        stages.add(words[2].lower())
+    if image == "scratch" or image.lower() in stages:
+        return []
+    if "$" in image:
+        return [check("ARENA401").found(
+            f"base image '{image}' comes from a build argument, so it cannot be checked or pinned",
+            "Write the image name and tag literally.", DOCKERFILE, instruction.line)]
+    name, _, digest = image.partition("@")
+    tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else None
+    if not digest and (tag is None or tag == "latest"):
+        return [check("ARENA401").found(
+            f"base image '{image}' is not pinned ({'no tag' if tag is None else 'the moving tag latest'})",
+            "Pin a release tag (e.g. debian:bookworm-slim) and preferably a digest (image:tag@sha256:…).",
+            DOCKERFILE, instruction.line)]
+    if not digest:
+        return [check("ARENA402").found(
+            f"base image '{image}' is pinned by tag only; tags can move",
+            "Append the digest (`docker buildx imagetools inspect IMAGE`) for bit-for-bit rebuilds.",
+            DOCKERFILE, instruction.line)]
+    return []
+
+
+def _check_run(root: Path, instruction: Instruction) -> list[Diagnostic]:
+    found = []
+    command = instruction.arguments
+    if PIPE_TO_SHELL.search(command):
+        found.append(_pipe_to_shell(DOCKERFILE, instruction.line, "while building"))
+    for match in PIP_INSTALL.finditer(command):
+        for problem in _unpinned_pip(root, match.group("args")):
+            found.append(check("ARENA403").found(
+                problem, "Pin every Python package with == (e.g. numpy==2.1.3) so rebuilds are identical.",
+                DOCKERFILE, instruction.line))
+    for match in APT_INSTALL.finditer(command):
+        words = [w for w in _split(match.group("args")) if not w.startswith("-")]
+        loose = [w for w in words if "=" not in w]
+        if loose:
+            found.append(check("ARENA404").found(
+                f"Debian packages without a version: {', '.join(loose[:8])}",
+                "Pin versions (pkg=VERSION; `apt-cache policy pkg`) for exact rebuilds, if the snapshot allows.",
+                DOCKERFILE, instruction.line))
+    return found
+
+
+def _unpinned_pip(root: Path, arguments: str) -> list[str]:
+    problems = []
+    words = _split(arguments)
+    index = 0
+    while index < len(words):
+        word = words[index]
+        if word in PIP_OPTIONS_WITH_VALUE:
+            if word in ("-r", "--requirement") and index + 1 < len(words):
+                problems.extend(_unpinned_requirements(root, words[index + 1]))
+            index += 2
+            continue
+        if not word.startswith("-") and "==" not in word:
+            problems.append(f"Python package '{word}' is installed without an exact version")
+        index += 1
+    return problems
+
+
+def _unpinned_requirements(root: Path, name: str) -> list[str]:
+    path = root / "environment" / name
+    if not path.is_file():
+        return []
+    problems = []
+    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").split("\n"), start=1):
+        requirement = line.split("#", 1)[0].strip()
+        if requirement and not requirement.startswith("-") and "==" not in requirement:
+            problems.append(f"environment/{name}:{number}: '{requirement}' has no exact version")
+    return problems
+
+
+def _split(arguments: str) -> list[str]:
+    try:
+        return shlex.split(arguments)
+    except ValueError:
+        return arguments.split()
+
+
+def _pipe_to_shell(file: str, line: int, when: str) -> Diagnostic:
+    return check("ARENA407").found(
+        f"a download is piped into a shell {when}: unpinned code from the network",
+        "Install from a pinned package, or vendor the script into environment/ and review it.", file, line)
+
+
+def _check_environment_scripts(files: list[PackageFile]) -> list[Diagnostic]:
+    found = []
+    for file in files:
+        if file.relative.startswith("environment/") and file.relative.endswith(".sh"):
+            text = file.path.read_text(encoding="utf-8", errors="replace")
+            for number, line in enumerate(text.split("\n"), start=1):
+                if PIPE_TO_SHELL.search(line):
+                    found.append(_pipe_to_shell(file.relative, number, "in a script of the image"))
+    return found
+
+
+def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> list[Diagnostic]:
+    """Files in the build context that are the verifier, oracle, generator or verifier data (same name or bytes)."""
+    generator_folder = PurePosixPath(package.generator).parent.as_posix()
+    hidden_roots = ("verifier.py", "oracle", package.generator, *[d.rstrip("/") for d in package.verifier_data])
+    if generator_folder != ".":
+        hidden_roots = (*hidden_roots, generator_folder)
+    hidden: dict[str, str] = {}
+    for file in files:
+        if file.relative.startswith("environment/"):
+            continue
+        if file.size and any(file.relative == h or file.relative.startswith(h + "/") for h in hidden_roots):
+            hidden[_digest(file.path)] = file.relative
+    found = []
+    for file in files:
+        if not file.relative.startswith("environment/"):
+            continue
+        copy_of = hidden.get(_digest(file.path)) if file.size else None
+        if copy_of or file.relative.rsplit("/", 1)[-1] == "verifier.py":
+            found.append(check("ARENA406").found(
+                f"{file.relative} is in the image's build context but is {copy_of or 'a verifier'}",
+                "Remove it from environment/: the verifier, oracle and generator must never be in the agent's image.",
+                file.relative))
+    return found
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()

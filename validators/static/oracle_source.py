@@ -1,0 +1,94 @@
+"""oracle/ checks: the reference solution must compute its answer, not copy or echo one."""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from pathlib import Path, PurePosixPath
+
+from taskpkg.checks import check
+from taskpkg.diagnostics import Diagnostic
+from taskpkg.model import TaskPackage
+from validators.static.files import PackageFile
+
+CHECK_IDS = ("ARENA602", "ARENA603")
+CODE_SUFFIXES = frozenset({".sh", ".py"})
+DOC_SUFFIXES = frozenset({".md"})
+SHELL_NO_LOGIC = frozenset({
+    "cp", "mv", "cat", "echo", "printf", "install", "tee", "true", ":", "exit", "set", "cd", "mkdir", "chmod",
+    "ln", "rsync", "dd", "touch", "exec",
+})
+PYTHON_LOGIC = (ast.For, ast.While, ast.If, ast.comprehension, ast.FunctionDef, ast.Lambda, ast.BinOp,
+                ast.Compare, ast.IfExp, ast.Try, ast.Match)
+_SCRIPT_REFERENCE = re.compile(r"([\w.-]+\.(?:sh|py))\b")
+
+
+def check_oracle(package: TaskPackage, files: list[PackageFile]) -> list[Diagnostic]:
+    """Flag an oracle with no logic of its own, and data files shipped in oracle/."""
+    oracle_files = {PurePosixPath(f.relative).relative_to("oracle").as_posix(): f
+                    for f in files if f.relative.startswith("oracle/")}
+    found: list[Diagnostic] = []
+    entry = package.oracle_entrypoint
+    if entry in oracle_files and _is_trivial(entry, oracle_files, set()):
+        found.append(check("ARENA602").found(
+            f"oracle/{entry} only copies or prints prepared content; it proves nothing about solvability, and a "
+            "fixed answer is wrong for generated instances",
+            "Make the oracle compute the answer from the instance's files, the way an agent would.",
+            f"oracle/{entry}", 1))
+    for name, file in sorted(oracle_files.items()):
+        suffix = PurePosixPath(name).suffix
+        if suffix not in CODE_SUFFIXES and suffix not in DOC_SUFFIXES:
+            found.append(check("ARENA603").found(
+                f"oracle/{name} is a data file; an oracle that reads prepared answers cannot solve new instances",
+                "Compute answers in the oracle's code from the instance files instead.", file.relative))
+    return found
+
+
+def _is_trivial(name: str, oracle_files: dict[str, PackageFile], visiting: set[str]) -> bool:
+    """Whether the script, and every oracle script it runs, has no logic beyond copying and printing."""
+    if name in visiting:
+        return True
+    visiting.add(name)
+    path: Path = oracle_files[name].path
+    text = path.read_text(encoding="utf-8", errors="replace")
+    if name.endswith(".py"):
+        return _python_is_trivial(text)
+    for command in _shell_commands(text):
+        words = _words(command)
+        if not words:
+            continue
+        called = [PurePosixPath(m).name for m in _SCRIPT_REFERENCE.findall(command)]
+        local = [c for c in called if c in oracle_files and c != name]
+        if local:
+            if not all(_is_trivial(c, oracle_files, visiting) for c in local):
+                return False
+            continue
+        if words[0] not in SHELL_NO_LOGIC:
+            return False
+    return True
+
+
+def _shell_commands(text: str) -> list[str]:
+    commands = []
+    for line in text.split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        commands.extend(part.strip() for part in re.split(r"&&|\|\||;|\|", stripped) if part.strip())
+    return commands
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command)
+    except ValueError:
+        return command.split()
+
+
+def _python_is_trivial(text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return not any(isinstance(node, PYTHON_LOGIC) for node in ast.walk(tree))

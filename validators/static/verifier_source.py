@@ -1,0 +1,92 @@
+"""verifier.py checks, on its syntax tree: valid Python, no transcript, no network, no installs, writes a reward."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from taskpkg.checks import check
+from taskpkg.diagnostics import Diagnostic
+
+CHECK_IDS = ("ARENA501", "ARENA502", "ARENA503", "ARENA504", "ARENA505")
+VERIFIER = "verifier.py"
+TRANSCRIPT_HINTS = ("transcript", "trajectory", "/logs/agent", "agent.log", ".bash_history", "ARENA_TRANSCRIPT")
+NETWORK_MODULES = frozenset({
+    "socket", "ssl", "urllib.request", "urllib3", "http.client", "requests", "httpx", "aiohttp", "ftplib",
+    "smtplib", "telnetlib", "xmlrpc.client", "websocket", "websockets", "paramiko", "pycurl",
+})
+INSTALL_MODULES = frozenset({"pip", "ensurepip"})
+INSTALL_HINTS = ("pip install", "pip3 install", "uv pip", "uv add", "apt-get", "apt install", "npm install",
+                 "ensurepip", "easy_install")
+OUTPUT_VARIABLE = "ARENA_OUTPUT"
+
+
+def check_verifier(root: Path) -> list[Diagnostic]:
+    """Run every verifier.py check (nothing when it is missing: the file checks report that)."""
+    path = root / VERIFIER
+    if not path.is_file():
+        return []
+    source = path.read_bytes()
+    try:
+        tree = ast.parse(source, filename=VERIFIER)
+    except (SyntaxError, ValueError) as exc:
+        line = getattr(exc, "lineno", None)
+        return [check("ARENA501").found(f"verifier.py is not valid Python: {getattr(exc, 'msg', exc)}",
+                                        "Fix the syntax; `python3 -m py_compile verifier.py` shows it.", VERIFIER,
+                                        line, getattr(exc, "offset", None))]
+    found: list[Diagnostic] = []
+    writes_output = False
+    for node in ast.walk(tree):
+        for module in _imported(node):
+            if module in NETWORK_MODULES or module.split(".")[0] in NETWORK_MODULES:
+                found.append(check("ARENA503").found(
+                    f"verifier.py imports {module}, a network module; the verifier runs without a network",
+                    "Score the final state from files in the container only.", VERIFIER, node.lineno))
+            if module.split(".")[0] in INSTALL_MODULES:
+                found.append(_installs(f"imports {module}", node.lineno))
+        for text in _strings(node):
+            lowered = text.lower()
+            if any(hint.lower() in lowered for hint in TRANSCRIPT_HINTS):
+                found.append(check("ARENA502").found(
+                    f"verifier.py refers to {text[:60]!r}: a verifier judges the final state, never the transcript",
+                    "Check the files the task asks for instead of what the agent said or ran.", VERIFIER,
+                    node.lineno))
+            if any(hint in lowered for hint in INSTALL_HINTS):
+                found.append(_installs(f"runs {text[:60]!r}", node.lineno))
+            writes_output = writes_output or OUTPUT_VARIABLE in text
+        if isinstance(node, ast.List | ast.Tuple) and _is_pip_install(node):
+            found.append(_installs("builds a pip install command", node.lineno))
+    if not writes_output:
+        found.append(check("ARENA505").found(
+            f"verifier.py never mentions {OUTPUT_VARIABLE}, so it cannot write the reward where the arena reads it",
+            f'Write {{"reward": r, "details": {{...}}}} as JSON to os.environ["{OUTPUT_VARIABLE}"].', VERIFIER, 1))
+    return found
+
+
+def _imported(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Import):
+        return [alias.name for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+        return [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "__import__" and node.args:
+        first = node.args[0]
+        if isinstance(first, ast.Constant) and isinstance(first.value, str):
+            return [first.value]
+    return []
+
+
+def _strings(node: ast.AST) -> list[str]:
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) and hasattr(node, "lineno"):
+        return [node.value]
+    return []
+
+
+def _is_pip_install(node: ast.List | ast.Tuple) -> bool:
+    words = [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return any(w in ("pip", "pip3", "uv") for w in words) and "install" in words
+
+
+def _installs(what: str, line: int) -> Diagnostic:
+    return check("ARENA504").found(
+        f"verifier.py {what}: verifiers must not install packages",
+        "Install what the verifier needs in the image (pinned), or use the standard library.", VERIFIER, line)
