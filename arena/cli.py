@@ -20,7 +20,7 @@ from taskpkg.schema import schema_text
 from validators.render_github import render_github
 from validators.render_human import render_human
 from validators.report import Report, report_schema
-from validators.static import run_static_checks
+from validators.static import run_static_checks, run_static_checks_many
 
 FORMATS = ("human", "json", "github")
 
@@ -68,7 +68,7 @@ def check(paths: tuple[Path, ...], static_only: bool, output_format: str, output
     if not packages:
         raise click.UsageError("no packages found; pass a package folder such as environments/NAME")
     started = time.perf_counter()
-    report = Report(mode="static", packages=[run_static_checks(p, _display(p)) for p in packages])
+    report = Report(mode="static", packages=run_static_checks_many(packages, [_display(p) for p in packages]))
     report.duration_s = time.perf_counter() - started
     if output is not None:
         output.write_text(report.to_json() + "\n", encoding="utf-8")

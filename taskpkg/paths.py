@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path, PurePosixPath
 
 
@@ -10,11 +11,14 @@ def resolve_inside(root: Path, relative: str) -> Path | None:
     pure = PurePosixPath(relative)
     if pure.is_absolute() or ".." in pure.parts or not pure.parts:
         return None
-    real_root = root.resolve()
-    candidate = (root / pure).resolve()
-    if candidate != real_root and real_root not in candidate.parents:
+    candidate = root.joinpath(*pure.parts)
+    if not any(p.is_symlink() for p in (candidate, *candidate.parents[: len(pure.parts) - 1])):
+        return candidate
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(candidate)
+    if real != real_root and not real.startswith(real_root + os.sep):
         return None
-    return candidate
+    return Path(real)
 
 
 def is_under(relative: str, folder: str) -> bool:

@@ -48,6 +48,15 @@ _PLAIN_TAGS = frozenset(f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float"
 _SEQ, _MAP = "tag:yaml.org,2002:seq", "tag:yaml.org,2002:map"
 
 
+class _AliasSeen(Exception):
+    """A node was reached twice: the document uses an alias."""
+
+
+def _first_alias_mark(text: str) -> yaml.Mark:
+    """Where the first alias is used (the composed node only remembers where its anchor was)."""
+    return next(e.start_mark for e in yaml.parse(text, Loader=_BaseLoader) if isinstance(e, yaml.AliasEvent))
+
+
 def _feature(what: str, mark: yaml.Mark, fix: str) -> StrictYamlError:
     return StrictYamlError("feature", f"frontmatter uses {what}, which the arena does not allow", fix,
                            mark.line + 1, mark.column + 1)
@@ -78,14 +87,17 @@ def load(text: str) -> YamlDocument:
     document = YamlDocument(data=None)
     if node is None:
         return document
-    document.data = _build(loader, node, (), document.lines, 0, set())
+    try:
+        document.data = _build(loader, node, (), document.lines, 0, set())
+    except _AliasSeen:
+        raise _feature("an alias (*name)", _first_alias_mark(text), "Write the value out in full.") from None
     return document
 
 
 def _build(loader: yaml.SafeLoader, node: Node, path: Path, lines: dict[Path, int], depth: int,
            seen: set[int]) -> object:
     if id(node) in seen:
-        raise _feature("an alias (*name)", node.start_mark, "Write the value out in full.")
+        raise _AliasSeen
     seen.add(id(node))
     if depth > MAX_DEPTH:
         raise _feature(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark, "Flatten the structure.")

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from taskpkg.checks import CHECKS
@@ -29,14 +31,14 @@ def run_static_checks(root: Path, display_path: str | None = None) -> PackageRep
     diagnostics = list(loaded.diagnostics)
     checks_run = set(_LOADER_IDS) if loaded.package else {d.check_id for d in diagnostics}
     if root.is_dir():
-        files, walk_found = walk(root)
-        diagnostics += walk_found
-        diagnostics += check_files(root, files)
-        diagnostics += check_dockerfile(root, loaded.package, files)
-        diagnostics += check_verifier(root)
+        tree = walk(root)
+        diagnostics += tree.diagnostics
+        diagnostics += check_files(tree)
+        diagnostics += check_dockerfile(tree, loaded.package)
+        diagnostics += check_verifier(tree)
         checks_run |= set(FILE_IDS) | set(DOCKERFILE_IDS) | set(VERIFIER_IDS)
         if loaded.package is not None:
-            diagnostics += check_oracle(loaded.package, files)
+            diagnostics += check_oracle(tree, loaded.package)
         else:
             checks_run -= _NEEDS_PACKAGE
             checks_run |= {d.check_id for d in diagnostics}
@@ -57,3 +59,17 @@ def _dedupe_sorted(diagnostics: list) -> list:
     order = {"error": 0, "warning": 1, "info": 2}
     unique = list(dict.fromkeys(diagnostics))
     return sorted(unique, key=lambda d: (order[d.severity.value], d.file or "", d.line or 0, d.check_id))
+
+
+PARALLEL_FROM = 64
+
+
+def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = None,
+                           workers: int | None = None) -> list[PackageReport]:
+    """Static-check many packages, in order; large batches are spread over the machine's cores."""
+    displays = display_paths or [str(r) for r in roots]
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers <= 1 or len(roots) < PARALLEL_FROM:
+        return [run_static_checks(r, d) for r, d in zip(roots, displays, strict=True)]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(run_static_checks, roots, displays, chunksize=max(1, len(roots) // (workers * 8))))

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
-from validators.static.files import PackageFile
+from validators.static.files import PackageFile, PackageTree
 
 CHECK_IDS = ("ARENA401", "ARENA402", "ARENA403", "ARENA404", "ARENA405", "ARENA406", "ARENA407", "ARENA408")
 DOCKERFILE = "environment/Dockerfile"
@@ -55,12 +54,12 @@ def parse(text: str) -> list[Instruction]:
     return instructions
 
 
-def check_dockerfile(root: Path, package: TaskPackage | None, files: list[PackageFile]) -> list[Diagnostic]:
+def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Diagnostic]:
     """Run every Dockerfile check (nothing when the Dockerfile is missing: the file checks report that)."""
-    path = root / DOCKERFILE
-    if not path.is_file():
+    text = tree.text_of(DOCKERFILE)
+    if text is None:
         return []
-    instructions = parse(path.read_text(encoding="utf-8", errors="replace"))
+    instructions = parse(text)
     found: list[Diagnostic] = []
     stages: set[str] = set()
     if not any(i.keyword == "FROM" for i in instructions):
@@ -70,7 +69,7 @@ def check_dockerfile(root: Path, package: TaskPackage | None, files: list[Packag
         if instruction.keyword == "FROM":
             found.extend(_check_from(instruction, stages))
         elif instruction.keyword == "RUN":
-            found.extend(_check_run(root, instruction))
+            found.extend(_check_run(tree, instruction))
         elif instruction.keyword == "ADD" and re.search(r"(?:^|\s)(?:https?|ftp)://", instruction.arguments):
             found.append(check("ARENA405").found(
                 "ADD fetches a URL at build time: unpinned, unverified content",
@@ -78,9 +77,9 @@ def check_dockerfile(root: Path, package: TaskPackage | None, files: list[Packag
                 instruction.line))
         elif instruction.keyword in ("CMD", "ENTRYPOINT") and PIPE_TO_SHELL.search(instruction.arguments):
             found.append(_pipe_to_shell(DOCKERFILE, instruction.line, "at run time"))
-    found.extend(_check_environment_scripts(files))
+    found.extend(_check_environment_scripts(tree.files))
     if package is not None:
-        found.extend(_check_copied_secrets(package, files))
+        found.extend(_check_copied_secrets(package, tree.files))
     return found
 
 
@@ -112,13 +111,13 @@ def _check_from(instruction: Instruction, stages: set[str]) -> list[Diagnostic]:
     return []
 
 
-def _check_run(root: Path, instruction: Instruction) -> list[Diagnostic]:
+def _check_run(tree: PackageTree, instruction: Instruction) -> list[Diagnostic]:
     found = []
     command = instruction.arguments
     if PIPE_TO_SHELL.search(command):
         found.append(_pipe_to_shell(DOCKERFILE, instruction.line, "while building"))
     for match in PIP_INSTALL.finditer(command):
-        for problem in _unpinned_pip(root, match.group("args")):
+        for problem in _unpinned_pip(tree, match.group("args")):
             found.append(check("ARENA403").found(
                 problem, "Pin every Python package with == (e.g. numpy==2.1.3) so rebuilds are identical.",
                 DOCKERFILE, instruction.line))
@@ -133,7 +132,7 @@ def _check_run(root: Path, instruction: Instruction) -> list[Diagnostic]:
     return found
 
 
-def _unpinned_pip(root: Path, arguments: str) -> list[str]:
+def _unpinned_pip(tree: PackageTree, arguments: str) -> list[str]:
     problems = []
     words = _split(arguments)
     index = 0
@@ -141,7 +140,7 @@ def _unpinned_pip(root: Path, arguments: str) -> list[str]:
         word = words[index]
         if word in PIP_OPTIONS_WITH_VALUE:
             if word in ("-r", "--requirement") and index + 1 < len(words):
-                problems.extend(_unpinned_requirements(root, words[index + 1]))
+                problems.extend(_unpinned_requirements(tree, words[index + 1]))
             index += 2
             continue
         if not word.startswith("-") and "==" not in word:
@@ -150,12 +149,12 @@ def _unpinned_pip(root: Path, arguments: str) -> list[str]:
     return problems
 
 
-def _unpinned_requirements(root: Path, name: str) -> list[str]:
-    path = root / "environment" / name
-    if not path.is_file():
+def _unpinned_requirements(tree: PackageTree, name: str) -> list[str]:
+    text = tree.text_of(f"environment/{name}")
+    if text is None:
         return []
     problems = []
-    for number, line in enumerate(path.read_text(encoding="utf-8", errors="replace").split("\n"), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):
         requirement = line.split("#", 1)[0].strip()
         if requirement and not requirement.startswith("-") and "==" not in requirement:
             problems.append(f"environment/{name}:{number}: '{requirement}' has no exact version")
@@ -178,9 +177,8 @@ def _pipe_to_shell(file: str, line: int, when: str) -> Diagnostic:
 def _check_environment_scripts(files: list[PackageFile]) -> list[Diagnostic]:
     found = []
     for file in files:
-        if file.relative.startswith("environment/") and file.relative.endswith(".sh"):
-            text = file.path.read_text(encoding="utf-8", errors="replace")
-            for number, line in enumerate(text.split("\n"), start=1):
+        if file.relative.startswith("environment/") and file.relative.endswith(".sh") and file.text:
+            for number, line in enumerate(file.text.split("\n"), start=1):
                 if PIPE_TO_SHELL.search(line):
                     found.append(_pipe_to_shell(file.relative, number, "in a script of the image"))
     return found
@@ -197,12 +195,12 @@ def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> lis
         if file.relative.startswith("environment/"):
             continue
         if file.size and any(file.relative == h or file.relative.startswith(h + "/") for h in hidden_roots):
-            hidden[_digest(file.path)] = file.relative
+            hidden[file.digest] = file.relative
     found = []
     for file in files:
         if not file.relative.startswith("environment/"):
             continue
-        copy_of = hidden.get(_digest(file.path)) if file.size else None
+        copy_of = hidden.get(file.digest) if file.size else None
         if copy_of or file.relative.rsplit("/", 1)[-1] == "verifier.py":
             found.append(check("ARENA406").found(
                 f"{file.relative} is in the image's build context but is {copy_of or 'a verifier'}",
@@ -210,6 +208,3 @@ def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> lis
                 file.relative))
     return found
 
-
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
-import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from taskpkg.checks import check
@@ -15,61 +16,101 @@ CHECK_IDS = ("ARENA002", "ARENA003", "ARENA004", "ARENA005", "ARENA006", "ARENA0
 MAX_FILES = 500
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
-SCAN_BYTES = 1024 * 1024
 REQUIRED = (("environment/Dockerfile", "file"), ("verifier.py", "file"), ("oracle", "folder"))
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
 PLACEHOLDER_MARK = "TODO(arena)"
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("a private key", re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
-    ("an AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("a GitHub token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
-    ("an OpenAI or Anthropic API key", re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,}\b")),
-    ("a Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
-    ("a Slack token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
-    ("a Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
+    # (what it is, literals one of which it must contain, the pattern): the literals make the scan cheap.
+    ("a private key", ("PRIVATE KEY-----",), re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
+    ("an AWS access key id", ("AKIA", "ASIA"), re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("a GitHub token", ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b")),
+    ("an OpenAI or Anthropic API key", ("sk-",), re.compile(r"\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{32,}\b")),
+    ("a Hugging Face token", ("hf_",), re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("a Slack token", ("xox",), re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}\b")),
+    ("a Google API key", ("AIza",), re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
 )
 
 
-@dataclass(frozen=True)
+@dataclass
 class PackageFile:
-    """A regular file of the package, with its package-relative POSIX path."""
+    """A regular file of the package, with its package-relative POSIX path; its bytes are read at most once."""
 
     relative: str
     path: Path
     size: int
 
+    @cached_property
+    def data(self) -> bytes:
+        """The file's bytes (at most MAX_FILE_BYTES)."""
+        with self.path.open("rb") as handle:
+            return handle.read(MAX_FILE_BYTES)
 
-def walk(root: Path) -> tuple[list[PackageFile], list[Diagnostic]]:
+    @cached_property
+    def text(self) -> str | None:
+        """The file as UTF-8 text, or None for a binary file."""
+        try:
+            text = self.data.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+        return None if "\x00" in text else text
+
+    @cached_property
+    def digest(self) -> str:
+        """SHA-256 of the file's bytes."""
+        return hashlib.sha256(self.data).hexdigest()
+
+
+@dataclass
+class PackageTree:
+    """Every regular file of a package, found without following links, plus what the walk itself found wrong."""
+
+    root: Path
+    files: list[PackageFile] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @cached_property
+    def by_path(self) -> dict[str, PackageFile]:
+        """Files by package-relative path."""
+        return {f.relative: f for f in self.files}
+
+    def text_of(self, relative: str) -> str | None:
+        """The text of a file of the package, or None when it is missing or binary."""
+        file = self.by_path.get(relative)
+        return file.text if file else None
+
+
+def walk(root: Path) -> PackageTree:
     """List the package's regular files without following links; report escaping links and special files."""
-    files: list[PackageFile] = []
-    found: list[Diagnostic] = []
-    real_root = root.resolve()
-    for folder, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in IGNORED_DIRS)
-        for name in sorted(dirnames) + sorted(filenames):
-            path = Path(folder) / name
-            relative = path.relative_to(root).as_posix()
-            info = path.lstat()
-            if stat.S_ISLNK(info.st_mode):
-                target = path.resolve()
-                if target != real_root and real_root not in target.parents:
-                    found.append(check("ARENA003").found(
-                        f"{relative} is a symbolic link to {os.readlink(path)}, outside the package",
-                        "Replace the link with the file itself, or remove it.", relative))
-                continue
-            if stat.S_ISDIR(info.st_mode):
-                continue
-            if not stat.S_ISREG(info.st_mode):
-                found.append(check("ARENA007").found(
-                    f"{relative} is not a regular file (a device, pipe or socket)", "Remove it.", relative))
-                continue
-            if not name.endswith(".pyc"):
-                files.append(PackageFile(relative, path, info.st_size))
-    return files, found
+    tree = PackageTree(root)
+    _walk_folder(tree, root, "", os.path.realpath(root))
+    return tree
 
 
-def check_files(root: Path, files: list[PackageFile]) -> list[Diagnostic]:
+def _walk_folder(tree: PackageTree, folder: Path, prefix: str, real_root: str) -> None:
+    with os.scandir(folder) as entries:
+        ordered = sorted(entries, key=lambda e: e.name)
+    for entry in ordered:
+        relative = prefix + entry.name
+        if entry.is_symlink():
+            target = os.path.realpath(entry.path)
+            if target != real_root and not target.startswith(real_root + os.sep):
+                tree.diagnostics.append(check("ARENA003").found(
+                    f"{relative} is a symbolic link to {os.readlink(entry.path)}, outside the package",
+                    "Replace the link with the file itself, or remove it.", relative))
+        elif entry.is_dir():
+            if entry.name not in IGNORED_DIRS:
+                _walk_folder(tree, Path(entry.path), relative + "/", real_root)
+        elif not entry.is_file():
+            tree.diagnostics.append(check("ARENA007").found(
+                f"{relative} is not a regular file (a device, pipe or socket)", "Remove it.", relative))
+        elif not entry.name.endswith(".pyc"):
+            tree.files.append(PackageFile(relative, Path(entry.path), entry.stat().st_size))
+
+
+def check_files(tree: PackageTree) -> list[Diagnostic]:
     """Run every file-tree check over the walked files."""
+    root, files = tree.root, tree.files
     found = [
         check("ARENA002").found(f"{required} ({kind}) is missing", f"Add {required}; see docs/SPEC.md.", required)
         for required, kind in REQUIRED
@@ -95,18 +136,15 @@ def _present(path: Path, kind: str) -> bool:
 
 
 def _scan(file: PackageFile) -> list[Diagnostic]:
-    with file.path.open("rb") as handle:
-        head = handle.read(SCAN_BYTES)
-    try:
-        text = head.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is None or "\x00" in text:
+    text = file.text
+    if text is None:
         return [check("ARENA005").found(
             f"{file.relative} is a binary file", "Prefer text formats or generating the file at instance setup; "
             "binary blobs cannot be reviewed.", file.relative)]
     found = []
-    for label, pattern in SECRET_PATTERNS:
+    for label, literals, pattern in SECRET_PATTERNS:
+        if not any(literal in text for literal in literals):
+            continue
         for match in pattern.finditer(text):
             found.append(check("ARENA006").found(
                 f"{file.relative} contains what looks like {label}",

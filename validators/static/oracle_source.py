@@ -5,12 +5,12 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
-from validators.static.files import PackageFile
+from validators.static.files import PackageFile, PackageTree
 
 CHECK_IDS = ("ARENA602", "ARENA603")
 CODE_SUFFIXES = frozenset({".sh", ".py"})
@@ -24,10 +24,9 @@ PYTHON_LOGIC = (ast.For, ast.While, ast.If, ast.comprehension, ast.FunctionDef, 
 _SCRIPT_REFERENCE = re.compile(r"([\w.-]+\.(?:sh|py))\b")
 
 
-def check_oracle(package: TaskPackage, files: list[PackageFile]) -> list[Diagnostic]:
+def check_oracle(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
     """Flag an oracle with no logic of its own, and data files shipped in oracle/."""
-    oracle_files = {PurePosixPath(f.relative).relative_to("oracle").as_posix(): f
-                    for f in files if f.relative.startswith("oracle/")}
+    oracle_files = {f.relative.removeprefix("oracle/"): f for f in tree.files if f.relative.startswith("oracle/")}
     found: list[Diagnostic] = []
     entry = package.oracle_entrypoint
     if entry in oracle_files and _is_trivial(entry, oracle_files, set()):
@@ -50,8 +49,7 @@ def _is_trivial(name: str, oracle_files: dict[str, PackageFile], visiting: set[s
     if name in visiting:
         return True
     visiting.add(name)
-    path: Path = oracle_files[name].path
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = oracle_files[name].text or ""
     if name.endswith(".py"):
         return _python_is_trivial(text)
     for command in _shell_commands(text):

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
+from validators.static.files import PackageTree
 
 CHECK_IDS = ("ARENA501", "ARENA502", "ARENA503", "ARENA504", "ARENA505")
 VERIFIER = "verifier.py"
-TRANSCRIPT_HINTS = ("transcript", "trajectory", "/logs/agent", "agent.log", ".bash_history", "ARENA_TRANSCRIPT")
+TRANSCRIPT_HINTS = ("transcript", "trajectory", "/logs/agent", "agent.log", ".bash_history", "arena_transcript")
 NETWORK_MODULES = frozenset({
     "socket", "ssl", "urllib.request", "urllib3", "http.client", "requests", "httpx", "aiohttp", "ftplib",
     "smtplib", "telnetlib", "xmlrpc.client", "websocket", "websockets", "paramiko", "pycurl",
@@ -19,47 +19,70 @@ INSTALL_MODULES = frozenset({"pip", "ensurepip"})
 INSTALL_HINTS = ("pip install", "pip3 install", "uv pip", "uv add", "apt-get", "apt install", "npm install",
                  "ensurepip", "easy_install")
 OUTPUT_VARIABLE = "ARENA_OUTPUT"
+_TRIGGER_WORDS = frozenset(
+    {m.split(".")[0] for m in NETWORK_MODULES} | INSTALL_MODULES | {h.split()[0] for h in INSTALL_HINTS}
+    | set(TRANSCRIPT_HINTS) | {"__import__", "uv"}
+)
 
 
-def check_verifier(root: Path) -> list[Diagnostic]:
+def check_verifier(tree: PackageTree) -> list[Diagnostic]:
     """Run every verifier.py check (nothing when it is missing: the file checks report that)."""
-    path = root / VERIFIER
-    if not path.is_file():
+    file = tree.by_path.get(VERIFIER)
+    if file is None:
         return []
-    source = path.read_bytes()
+    source = file.data
     try:
-        tree = ast.parse(source, filename=VERIFIER)
+        syntax = ast.parse(source, filename=VERIFIER)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         return [check("ARENA501").found(f"verifier.py is not valid Python: {getattr(exc, 'msg', exc)}",
                                         "Fix the syntax; `python3 -m py_compile verifier.py` shows it.", VERIFIER,
                                         line, getattr(exc, "offset", None))]
+    text = source.decode("utf-8", errors="replace")
     found: list[Diagnostic] = []
-    writes_output = False
-    for node in ast.walk(tree):
-        for module in _imported(node):
-            if module in NETWORK_MODULES or module.split(".")[0] in NETWORK_MODULES:
-                found.append(check("ARENA503").found(
-                    f"verifier.py imports {module}, a network module; the verifier runs without a network",
-                    "Score the final state from files in the container only.", VERIFIER, node.lineno))
-            if module.split(".")[0] in INSTALL_MODULES:
-                found.append(_installs(f"imports {module}", node.lineno))
-        for text in _strings(node):
-            lowered = text.lower()
-            if any(hint.lower() in lowered for hint in TRANSCRIPT_HINTS):
-                found.append(check("ARENA502").found(
-                    f"verifier.py refers to {text[:60]!r}: a verifier judges the final state, never the transcript",
-                    "Check the files the task asks for instead of what the agent said or ran.", VERIFIER,
-                    node.lineno))
-            if any(hint in lowered for hint in INSTALL_HINTS):
-                found.append(_installs(f"runs {text[:60]!r}", node.lineno))
-            writes_output = writes_output or OUTPUT_VARIABLE in text
-        if isinstance(node, ast.List | ast.Tuple) and _is_pip_install(node):
+    for node in ast.walk(syntax) if _may_offend(text) else ():
+        kind = type(node)
+        if kind is ast.Constant:
+            if isinstance(node.value, str):
+                found.extend(_check_string(node.value, node.lineno))
+        elif kind in (ast.Import, ast.ImportFrom, ast.Call):
+            found.extend(_check_imports(node))
+        elif kind in (ast.List, ast.Tuple) and _is_pip_install(node):
             found.append(_installs("builds a pip install command", node.lineno))
-    if not writes_output:
+    if OUTPUT_VARIABLE not in text:
         found.append(check("ARENA505").found(
             f"verifier.py never mentions {OUTPUT_VARIABLE}, so it cannot write the reward where the arena reads it",
             f'Write {{"reward": r, "details": {{...}}}} as JSON to os.environ["{OUTPUT_VARIABLE}"].', VERIFIER, 1))
+    return found
+
+
+def _may_offend(text: str) -> bool:
+    """A fast textual pre-check: without any of these words no node of the tree can trigger a finding."""
+    lowered = text.lower()
+    return any(word in lowered for word in _TRIGGER_WORDS)
+
+
+def _check_string(text: str, line: int) -> list[Diagnostic]:
+    lowered = text.lower()
+    found = []
+    if any(hint in lowered for hint in TRANSCRIPT_HINTS):
+        found.append(check("ARENA502").found(
+            f"verifier.py refers to {text[:60]!r}: a verifier judges the final state, never the transcript",
+            "Check the files the task asks for instead of what the agent said or ran.", VERIFIER, line))
+    if any(hint in lowered for hint in INSTALL_HINTS):
+        found.append(_installs(f"runs {text[:60]!r}", line))
+    return found
+
+
+def _check_imports(node: ast.AST) -> list[Diagnostic]:
+    found = []
+    for module in _imported(node):
+        if module in NETWORK_MODULES or module.split(".")[0] in NETWORK_MODULES:
+            found.append(check("ARENA503").found(
+                f"verifier.py imports {module}, a network module; the verifier runs without a network",
+                "Score the final state from files in the container only.", VERIFIER, node.lineno))
+        if module.split(".")[0] in INSTALL_MODULES:
+            found.append(_installs(f"imports {module}", node.lineno))
     return found
 
 
@@ -72,12 +95,6 @@ def _imported(node: ast.AST) -> list[str]:
         first = node.args[0]
         if isinstance(first, ast.Constant) and isinstance(first.value, str):
             return [first.value]
-    return []
-
-
-def _strings(node: ast.AST) -> list[str]:
-    if isinstance(node, ast.Constant) and isinstance(node.value, str) and hasattr(node, "lineno"):
-        return [node.value]
     return []
 
 

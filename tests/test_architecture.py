@@ -1,0 +1,65 @@
+"""The dependency arrows point one way, and the code base stays lint-clean."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+# Each project package and the project packages it may import. Lower layers never import higher ones.
+ALLOWED: dict[str, set[str]] = {
+    "taskpkg": set(),
+    "sandbox": {"taskpkg"},
+    "validators": {"taskpkg", "sandbox"},
+    "scoring": {"taskpkg", "sandbox"},
+    "training": {"taskpkg", "sandbox"},
+    "launch": {"taskpkg"},
+    "bot": {"taskpkg", "validators", "launch"},
+    "leaderboard": {"taskpkg", "scoring"},
+    "arena": {"taskpkg", "sandbox", "validators", "scoring", "training", "launch", "bot", "leaderboard"},
+}
+
+
+def project_packages() -> list[str]:
+    return sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file() and p.name != "tests")
+
+
+def imports_of(package: str) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / package).rglob("*.py"):
+        tree = ast.parse(path.read_text(), filename=str(path))
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                names = [node.module]
+            for name in names:
+                found.setdefault(name.split(".")[0], set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_package_has_a_place_in_the_layers() -> None:
+    assert set(project_packages()) <= set(ALLOWED), "add new packages to ALLOWED and docs/ARCHITECTURE.md"
+
+
+def test_dependency_arrows_point_one_way() -> None:
+    packages = set(project_packages())
+    for package in packages:
+        for imported, files in imports_of(package).items():
+            if imported in ALLOWED and imported != package:
+                assert imported in ALLOWED[package], f"{package} must not import {imported} ({sorted(files)})"
+
+
+def test_no_python_package_shadows_the_standard_library_site_module() -> None:
+    assert not (ROOT / "site" / "__init__.py").exists() and not (ROOT / "site.py").exists()
+
+
+def test_ruff_is_clean() -> None:
+    ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
+    done = subprocess.run([ruff, "check", "."], cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,92 @@
+"""The `arena` command as a contributor and CI use it: a real subprocess of the installed console script."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from tests.support.packages import fill_in
+from validators.report import report_schema
+
+ARENA = shutil.which("arena", path=str(Path(sys.executable).parent)) or "arena"
+
+
+def arena(*args: str, cwd: Path, env: dict | None = None) -> subprocess.CompletedProcess:
+    merged = {**os.environ, "COLUMNS": "160", **(env or {})}
+    return subprocess.run([ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=merged)
+
+
+def test_new_fill_in_check_as_a_contributor_would(tmp_path: Path) -> None:
+    created = arena("new", "invoice-matching", "--domain", "finance", cwd=tmp_path)
+    assert created.returncode == 0, created.stderr
+    package = tmp_path / "environments" / "invoice-matching"
+    first = arena("check", "--static", "environments/invoice-matching", cwd=tmp_path)
+    assert first.returncode == 1
+    assert first.stdout.count("ARENA202") >= 5 and "your GitHub handle" in first.stdout
+    fill_in(package)
+    second = arena("check", "--static", cwd=tmp_path)
+    assert second.returncode == 0, second.stdout
+    assert "PASS" in second.stdout and "invoice-matching" in second.stdout
+    listed = json.loads(arena("list", "--format", "json", cwd=tmp_path).stdout)
+    assert listed == [{"name": "invoice-matching", "domain": "finance", "instances": 1000, "status": "ok",
+                       "title": "Total the figures in a generated file", "path": "environments/invoice-matching"}]
+
+
+def test_new_refuses_bad_names_domains_and_existing_folders(tmp_path: Path) -> None:
+    assert arena("new", "Bad_Name", "--domain", "finance", cwd=tmp_path).returncode == 2
+    bad_domain = arena("new", "good-name", "--domain", "coding", cwd=tmp_path)
+    assert bad_domain.returncode == 2 and "finance" in bad_domain.stderr
+    assert arena("new", "good-name", "--domain", "finance", cwd=tmp_path).returncode == 0
+    again = arena("new", "good-name", "--domain", "finance", cwd=tmp_path)
+    assert again.returncode == 2 and "already exists" in again.stderr
+
+
+def test_json_report_validates_against_its_schema(tmp_path: Path) -> None:
+    arena("new", "demo-task", "--domain", "healthcare", cwd=tmp_path)
+    done = arena("check", "--static", "--format", "json", "-o", "report.json", cwd=tmp_path)
+    assert done.returncode == 1
+    report = json.loads(done.stdout)
+    Draft202012Validator(report_schema()).validate(report)
+    assert report == json.loads((tmp_path / "report.json").read_text())
+    (package,) = report["packages"]
+    assert package["verdict"] == "fail" and package["counts"]["error"] >= 5
+    statuses = {c["check_id"]: c["status"] for c in package["checks"]}
+    assert statuses["ARENA202"] == "failed" and statuses["ARENA501"] == "passed"
+
+
+def test_github_format_annotates_lines_and_writes_the_job_summary(tmp_path: Path) -> None:
+    arena("new", "demo-task", "--domain", "healthcare", cwd=tmp_path)
+    summary = tmp_path / "summary.md"
+    done = arena("check", "--static", "--format", "github", cwd=tmp_path, env={"GITHUB_STEP_SUMMARY": str(summary)})
+    assert done.returncode == 1
+    errors = [line for line in done.stdout.splitlines() if line.startswith("::error ")]
+    assert any(line.startswith("::error file=environments/demo-task/task.md,line=4,title=ARENA202") for line in errors)
+    text = summary.read_text()
+    assert "❌ fail" in text and "Reproduce locally: `arena check --static environments/demo-task`" in text
+
+
+def test_missing_path_is_a_finding_not_a_crash(tmp_path: Path) -> None:
+    done = arena("check", "--static", "nowhere", cwd=tmp_path)
+    assert done.returncode == 1 and "ARENA001" in done.stdout and "Traceback" not in done.stderr
+
+
+def test_schema_command_prints_the_published_schemas(tmp_path: Path) -> None:
+    task = json.loads(arena("schema", cwd=tmp_path).stdout)
+    Draft202012Validator.check_schema(task)
+    assert len(task["properties"]["domain"]["enum"]) == 8
+    assert "coding" not in task["properties"]["domain"]["enum"]
+    assert task["properties"]["network"]["properties"]["agent"]["const"] == "none"
+    Draft202012Validator.check_schema(json.loads(arena("schema", "--report", cwd=tmp_path).stdout))
+
+
+@pytest.mark.parametrize("command", ["--help", "new --help", "check --help", "list --help", "schema --help"])
+def test_help_documents_exit_codes(tmp_path: Path, command: str) -> None:
+    done = arena(*command.split(), cwd=tmp_path)
+    assert done.returncode == 0 and "Exit codes" in done.stdout
