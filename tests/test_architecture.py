@@ -20,7 +20,8 @@ ALLOWED: dict[str, set[str]] = {
     "launch": {"taskpkg"},
     "bot": {"taskpkg", "validators", "launch"},
     "leaderboard": {"taskpkg", "scoring"},
-    "arena": {"taskpkg", "sandbox", "validators", "scoring", "training", "launch", "bot", "leaderboard"},
+    "interop": {"taskpkg"},
+    "arena": {"taskpkg", "sandbox", "validators", "scoring", "training", "launch", "bot", "leaderboard", "interop"},
 }
 
 

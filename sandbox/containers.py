@@ -1,0 +1,126 @@
+"""Containers with a package's limits and no network, files copied in as tar archives, and resource tracking."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tarfile
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+import docker
+from docker.errors import APIError, NotFound
+from docker.models.containers import Container
+from docker.types import Ulimit
+
+from sandbox.channel import SERVER_PATH, server_source
+from sandbox.engine import labels
+from taskpkg.model import Limits
+
+ROOT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER"]  # for root's setup; the agent (UID 1000) holds none
+KEEP_ALIVE = ["sleep", "infinity"]
+
+
+class Tracker:
+    """Every container and image a Sandbox created, so that every exit path can remove them."""
+
+    def __init__(self, client: docker.DockerClient) -> None:
+        self.client = client
+        self._lock = threading.Lock()
+        self._containers: set[str] = set()
+        self._images: set[str] = set()
+        self.storage_opt_supported: bool | None = None
+
+    def add_container(self, container_id: str) -> None:
+        with self._lock:
+            self._containers.add(container_id)
+
+    def add_image(self, image_id: str) -> None:
+        with self._lock:
+            self._images.add(image_id)
+
+    def remove_container(self, container_id: str) -> None:
+        """Force-remove one container (gone already is fine)."""
+        with contextlib.suppress(NotFound):
+            self.client.api.remove_container(container_id, force=True, v=True)
+        with self._lock:
+            self._containers.discard(container_id)
+
+    def remove_image(self, image_id: str) -> None:
+        """Remove one image (gone already is fine)."""
+        with contextlib.suppress(NotFound):
+            self.client.api.remove_image(image_id, force=True, noprune=False)
+        with self._lock:
+            self._images.discard(image_id)
+
+    def remove_all(self) -> None:
+        """Remove everything still tracked: containers first, then images."""
+        with self._lock:
+            containers, images = list(self._containers), list(self._images)
+        for container_id in containers:
+            self.remove_container(container_id)
+        for image_id in images:
+            self.remove_image(image_id)
+
+
+def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str) -> Container:
+    """Start a container that only waits, with the limits, no network and no privileges beyond setup's."""
+    options = dict(
+        entrypoint=KEEP_ALIVE, command=[], detach=True, init=True, user="0", working_dir="/", hostname="arena",
+        network_mode="none", cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES, security_opt=["no-new-privileges"],
+        nano_cpus=int(limits.cpus * 1e9), mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
+        pids_limit=limits.pids, labels=labels(kind, session, package),
+        ulimits=[Ulimit(name="fsize", soft=limits.storage_mb * 1024 * 1024, hard=limits.storage_mb * 1024 * 1024)],
+    )
+    if tracker.storage_opt_supported is not False:
+        try:
+            container = tracker.client.containers.create(image, storage_opt={"size": f"{limits.storage_mb}m"},
+                                                         **options)
+            tracker.storage_opt_supported = True
+        except APIError as exc:
+            if "storage-opt" not in str(exc) and "storage_opt" not in str(exc):
+                raise
+            tracker.storage_opt_supported = False
+    if tracker.storage_opt_supported is False:
+        container = tracker.client.containers.create(image, **options)
+    tracker.add_container(container.id)
+    container.start()
+    return container
+
+
+def tar_of(entries: Iterable[tuple[str, bytes | None, int]], uid: int = 0) -> bytes:
+    """A tar archive of (path, content or None for a folder, mode) entries, owned by uid."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for path, content, mode in entries:
+            info = tarfile.TarInfo(path)
+            info.uid = info.gid = uid
+            info.mode = mode
+            if content is None:
+                info.type = tarfile.DIRTYPE
+                archive.addfile(info)
+            else:
+                info.size = len(content)
+                archive.addfile(info, io.BytesIO(content))
+    return buffer.getvalue()
+
+
+def folder_entries(source: Path, target: str) -> list[tuple[str, bytes | None, int]]:
+    """Tar entries copying a package folder (or file) to target, read-only for others, links skipped."""
+    if source.is_file():
+        return [(target, source.read_bytes(), 0o644)]
+    entries: list[tuple[str, bytes | None, int]] = [(target, None, 0o755)]
+    for path in sorted(source.rglob("*")):
+        if path.is_symlink() or "__pycache__" in path.parts:
+            continue
+        relative = f"{target}/{path.relative_to(source).as_posix()}"
+        entries.append((relative, None, 0o755) if path.is_dir() else (relative, path.read_bytes(), 0o644))
+    return entries
+
+
+def install_server(container: Container) -> None:
+    """Put the command server at SERVER_PATH, owned by root and read-only to everyone else."""
+    container.put_archive("/", tar_of([
+        ("arena", None, 0o755), ("arena/shell", None, 0o755), (SERVER_PATH.lstrip("/"), server_source(), 0o644),
+    ]))

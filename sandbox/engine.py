@@ -1,0 +1,56 @@
+"""Connecting to the Docker engine, and labelling everything the arena creates."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import docker
+from docker.errors import DockerException
+
+LABEL_MANAGED = "org.posttrain-arena.managed"
+LABEL_KIND = "org.posttrain-arena.kind"
+LABEL_PACKAGE = "org.posttrain-arena.package"
+LABEL_SESSION = "org.posttrain-arena.session"
+API_TIMEOUT_S = 120
+
+
+class EngineUnavailable(RuntimeError):
+    """No Docker engine answers; the message says how to start one."""
+
+
+def connect() -> docker.DockerClient:
+    """A client for the engine named by DOCKER_HOST (default: the local socket). Raises EngineUnavailable."""
+    try:
+        client = docker.from_env(timeout=API_TIMEOUT_S)
+        client.ping()
+    except DockerException as exc:
+        raise EngineUnavailable(
+            f"no Docker engine answers ({exc.__class__.__name__}); start one with `scripts/ensure-engine` "
+            "(Debian: installs docker.io and starts dockerd) or Docker Desktop, or set DOCKER_HOST"
+        ) from None
+    return client
+
+
+def engine_available() -> bool:
+    """Whether an engine answers (False when ARENA_NO_DOCKER=1 forces static-only behaviour)."""
+    if os.environ.get("ARENA_NO_DOCKER") == "1":
+        return False
+    try:
+        connect().close()
+    except EngineUnavailable:
+        return False
+    return True
+
+
+def new_session_id() -> str:
+    """An id shared by every resource one arena process creates."""
+    return uuid.uuid4().hex[:12]
+
+
+def labels(kind: str, session: str, package: str = "") -> dict[str, str]:
+    """The labels every arena resource carries, so `arena gc` can find what a crash left behind."""
+    found = {LABEL_MANAGED: "true", LABEL_KIND: kind, LABEL_SESSION: session}
+    if package:
+        found[LABEL_PACKAGE] = package
+    return found

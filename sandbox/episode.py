@@ -1,0 +1,253 @@
+"""Episodes: set up one instance, let an agent act scene by scene, freeze the final state and verify it afresh."""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+import docker
+from docker.errors import DockerException
+from docker.models.containers import Container
+
+from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcript, TranscriptEntry, WriteFile
+from sandbox.channel import Channel, ChannelClosed, CommandResult
+from sandbox.containers import Tracker, folder_entries, install_server, start_container, tar_of
+from sandbox.engine import connect, labels, new_session_id
+from sandbox.images import BuiltImage, ensure_image
+from sandbox.reward import MAX_REWARD_BYTES, VerifierError, parse_reward
+from taskpkg.body import MissingValue
+from taskpkg.model import TaskPackage
+
+WORKSPACE = "/workspace"
+AGENT_USER = "1000:1000"
+OUTPUT = "/arena/output/reward.json"
+MAX_PROMPT_VALUES = 64 * 1024
+SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
+
+
+@dataclass
+class EpisodeResult:
+    """Everything about one episode. `outcome` is scored, verifier_error, setup_error or agent_error."""
+
+    package: str
+    instance: int
+    agent: str
+    outcome: str
+    reward: float | None = None
+    details: dict | None = None
+    error: str | None = None
+    limit_hit: str | None = None
+    prompt_values: dict = field(default_factory=dict)
+    transcript: Transcript = field(default_factory=Transcript)
+    timings: dict[str, float] = field(default_factory=dict)
+    peak_memory_mb: float | None = None
+
+
+class SetupError(RuntimeError):
+    """The instance could not be made (generator crash, bad output, missing prompt value)."""
+
+
+class Sandbox:
+    """Runs episodes on one engine; every container and snapshot it makes is removed on every exit path."""
+
+    def __init__(self, client: docker.DockerClient | None = None, session: str | None = None) -> None:
+        self.client = client or connect()
+        self.session = session or new_session_id()
+        self.tracker = Tracker(self.client)
+        self._images: dict[str, BuiltImage] = {}
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Remove everything this sandbox still holds."""
+        self.tracker.remove_all()
+
+    def image(self, package: TaskPackage) -> BuiltImage:
+        """The package's image, built once per process (and reused across processes by content hash)."""
+        if package.name not in self._images:
+            self._images[package.name] = ensure_image(self.client, package, self.session)
+        return self._images[package.name]
+
+    def run_episode(self, package: TaskPackage, instance: int, agent: Agent) -> EpisodeResult:
+        """One full episode of `agent` on instance `instance`."""
+        result = EpisodeResult(package.name, instance, agent.name, outcome="scored")
+        started = time.perf_counter()
+        tag = self.image(package).tag
+        container = start_container(self.tracker, tag, package.limits, "agent", self.session, package.name)
+        snapshot = None
+        try:
+            try:
+                scenes = self._set_up(container, package, instance, agent, result)
+            except SetupError as exc:
+                result.outcome, result.error = "setup_error", str(exc)
+                return result
+            result.timings["setup_s"] = time.perf_counter() - started
+            agent_started = time.perf_counter()
+            self._act(container, package, agent, scenes, result)
+            result.timings["agent_s"] = time.perf_counter() - agent_started
+            result.peak_memory_mb = _peak_memory_mb(container)
+            snapshot = self._freeze(container, package)
+            verify_started = time.perf_counter()
+            self._verify(snapshot, package, instance, result)
+            result.timings["verify_s"] = time.perf_counter() - verify_started
+            return result
+        finally:
+            self.tracker.remove_container(container.id)
+            if snapshot is not None:
+                self.tracker.remove_image(snapshot)
+            result.timings["total_s"] = time.perf_counter() - started
+
+    def _set_up(self, container: Container, package: TaskPackage, instance: int, agent: Agent,
+                result: EpisodeResult) -> list:
+        install_server(container)
+        generator = PurePosixPath(package.generator)
+        container.put_archive("/", tar_of(_generator_entries(package)))
+        root = Channel(self.client, container, "0")
+        try:
+            root.run(f"mkdir -p {WORKSPACE}", 30)
+            made = root.run(f"python3 -I /arena/instance/{generator.name}", package.limits.verifier_timeout_s,
+                            env={"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "HOME": "/root"},
+                            max_output=MAX_PROMPT_VALUES + 1)
+            root.run(f"rm -rf /arena/instance && chown -R 1000:1000 {WORKSPACE}", 60)
+            files = agent.provision(package)
+            if files:
+                base = f"arena/{agent.name}"
+                container.put_archive("/", tar_of([(base, None, 0o755)] + [
+                    (f"{base}/{path}", content, 0o644) for path, content in sorted(files.items())]))
+        finally:
+            root.close()
+        result.prompt_values = _prompt_values(made)
+        try:
+            return package.scene_prompts(result.prompt_values)
+        except MissingValue as exc:
+            raise SetupError(f"the prompt uses {{{{ instance.{exc.args[0]} }}}} but the generator did not print "
+                             f"'{exc.args[0]}'") from None
+
+    def _act(self, container: Container, package: TaskPackage, agent: Agent, scenes: list,
+             result: EpisodeResult) -> None:
+        deadline = time.monotonic() + package.limits.agent_timeout_s
+        turns_left = package.limits.max_turns
+        channel = Channel(self.client, container, AGENT_USER)
+        try:
+            for scene in scenes:
+                scene_turns = scene.max_turns or turns_left
+                observation = Observation(scene, None, None, min(turns_left, scene_turns),
+                                          deadline - time.monotonic())
+                while True:
+                    if turns_left <= 0 or scene_turns <= 0:
+                        result.limit_hit = result.limit_hit or ("turns" if turns_left <= 0 else None)
+                        break
+                    if time.monotonic() >= deadline:
+                        result.limit_hit = "time"
+                        return
+                    try:
+                        action = agent.act(observation)
+                    except Exception as exc:
+                        result.outcome, result.error = "agent_error", f"the agent {agent.name} failed: {exc}"
+                        return
+                    if isinstance(action, EndScene):
+                        break
+                    turns_left -= 1
+                    scene_turns -= 1
+                    channel, observation = self._perform(container, channel, scene.scene, action, deadline,
+                                                         turns_left, result)
+                if turns_left <= 0:
+                    result.limit_hit = result.limit_hit or "turns"
+                    return
+        finally:
+            channel.close()
+
+    def _perform(self, container: Container, channel: Channel, scene: str, action: Shell | WriteFile,
+                 deadline: float, turns_left: int, result: EpisodeResult) -> tuple[Channel, Observation]:
+        entry = TranscriptEntry(scene, {"type": type(action).__name__, **action.__dict__})
+        outcome = error = None
+        try:
+            if isinstance(action, Shell):
+                outcome = channel.run(action.command, max(0.1, min(action.timeout_s, deadline - time.monotonic())))
+                entry.result = outcome.to_dict()
+            else:
+                path = action.path if action.path.startswith("/") else f"{WORKSPACE}/{action.path}"
+                channel.write_file(path, action.content.encode())
+                entry.result = {"written": path}
+        except ChannelClosed as exc:
+            error = f"the command channel was lost ({exc}); it has been reopened"
+            channel.close()
+            channel = Channel(self.client, container, AGENT_USER)
+        entry.error = error
+        result.transcript.entries.append(entry)
+        return channel, Observation(None, outcome, error, turns_left, deadline - time.monotonic())
+
+    def _freeze(self, container: Container, package: TaskPackage) -> str:
+        """Kill every process of the agent's container and commit its filesystem."""
+        container.kill()
+        image = container.commit(repository=SNAPSHOT_REPOSITORY, tag=f"{self.session}-{container.id[:12]}",
+                                 conf={"Labels": labels("snapshot", self.session, package.name)})
+        self.tracker.add_image(image.id)
+        return image.id
+
+    def _verify(self, snapshot: str, package: TaskPackage, instance: int, result: EpisodeResult) -> None:
+        container = start_container(self.tracker, snapshot, package.limits, "verifier", self.session, package.name)
+        try:
+            install_server(container)
+            root = Channel(self.client, container, "0")
+            try:
+                root.run("rm -rf /arena/verifier /arena/output && mkdir -p /arena/output", 30)
+                entries = [("arena/verifier", None, 0o755),
+                           ("arena/verifier/verifier.py", package.verifier_file.read_bytes(), 0o644)]
+                for data in package.verifier_data:
+                    entries += folder_entries(package.root / data, f"arena/verifier/{data.rstrip('/')}")
+                container.put_archive("/", tar_of(entries))
+                ran = root.run("python3 -I /arena/verifier/verifier.py", package.limits.verifier_timeout_s,
+                               cwd="/arena/verifier", env={"ARENA_INSTANCE": str(instance),
+                                                           "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
+                                                           "HOME": "/root"})
+                raw = root.read_file(OUTPUT, MAX_REWARD_BYTES + 1)
+            finally:
+                root.close()
+            reward = parse_reward(raw, ran.exit_code, ran.timed_out, ran.stderr)
+            result.reward, result.details = reward.value, reward.details
+        except VerifierError as exc:
+            result.outcome, result.error = "verifier_error", str(exc)
+        finally:
+            self.tracker.remove_container(container.id)
+
+
+def _generator_entries(package: TaskPackage) -> list[tuple[str, bytes | None, int]]:
+    """The generator's folder (or the generator alone, when it sits at the package root) as /arena/instance."""
+    generator = PurePosixPath(package.generator)
+    if generator.parent.name:
+        return folder_entries(package.root / generator.parent, "arena/instance")
+    return [("arena/instance", None, 0o755),
+            (f"arena/instance/{generator.name}", (package.root / generator).read_bytes(), 0o644)]
+
+
+def _prompt_values(made: CommandResult) -> dict:
+    if made.timed_out:
+        raise SetupError("the instance generator did not finish within limits.verifier_timeout_s")
+    if made.exit_code != 0:
+        raise SetupError(f"the instance generator exited with status {made.exit_code}: {made.stderr[-600:].strip()}")
+    if made.truncated:
+        raise SetupError(f"the instance generator printed more than {MAX_PROMPT_VALUES} bytes")
+    try:
+        values = json.loads(made.stdout or "null")
+    except json.JSONDecodeError as exc:
+        raise SetupError(f"the instance generator's output is not JSON ({exc}): {made.stdout[:120]!r}") from None
+    if not isinstance(values, dict):
+        raise SetupError("the instance generator must print one JSON object of prompt values")
+    return values
+
+
+def _peak_memory_mb(container: Container) -> float | None:
+    try:
+        stats = container.stats(stream=False, one_shot=True)
+    except (DockerException, TypeError):
+        return None
+    memory = stats.get("memory_stats", {})
+    peak = memory.get("max_usage") or memory.get("usage")
+    return round(peak / 2**20, 1) if peak else None
