@@ -5,22 +5,26 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import signal
 import sys
-import time
 from pathlib import Path
 
 import click
 from rich.console import Console
 
+from arena.checking import check_packages, display_path
+from arena.episode_command import gc_command, run_command
 from arena.exit_codes import EPILOG, ExitCode
+from sandbox.engine import EngineUnavailable
 from taskpkg.discover import find_packages
 from taskpkg.domains import DOMAINS
 from taskpkg.scaffold import ScaffoldError, scaffold
 from taskpkg.schema import schema_text
+from validators.dynamic import DEFAULT_INSTANCES
 from validators.render_github import render_github
 from validators.render_human import render_human
 from validators.report import Report, report_schema
-from validators.static import run_static_checks, run_static_checks_many
+from validators.static import run_static_checks
 
 FORMATS = ("human", "json", "github")
 
@@ -52,24 +56,32 @@ def new(name: str, domain: str, into: Path) -> None:
 @cli.command(epilog=EPILOG)
 @click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--static", "static_only", is_flag=True, help="Only the checks that need no Docker engine.")
+@click.option("--dynamic", "dynamic_required", is_flag=True,
+              help="Fail with exit code 3 if no Docker engine answers, instead of skipping the dynamic checks.")
+@click.option("--instances", type=click.IntRange(1, 50), default=DEFAULT_INSTANCES, show_default=True,
+              help="Distinct instances the oracle and the do-nothing agent are run on.")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="human", show_default=True,
               help="human: for a terminal; json: the versioned report; github: annotations and a job summary.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the JSON report to this file.")
 @click.option("--verbose", "-v", is_flag=True, help="Show notes (info-level findings) too.")
-def check(paths: tuple[Path, ...], static_only: bool, output_format: str, output: Path | None,
-          verbose: bool) -> None:
+def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, instances: int, output_format: str,
+          output: Path | None, verbose: bool) -> None:
     """Check packages (default: every package under environments/).
 
     PATHS are package folders or folders of packages. Each finding has a stable id (ARENAxxx), a severity, the file
-    and line, and how to fix it. Without --static the dynamic checks run too where a Docker engine answers.
+    and line, and how to fix it. Without --static, the dynamic checks (build, oracle on several instances, the
+    do-nothing floor, determinism, network isolation, answer leaks, the tamper suite, fit) run on a Docker engine.
     """
     packages = find_packages(list(paths))
     if not packages:
         raise click.UsageError("no packages found; pass a package folder such as environments/NAME")
-    started = time.perf_counter()
-    report = Report(mode="static", packages=run_static_checks_many(packages, [_display(p) for p in packages]))
-    report.duration_s = time.perf_counter() - started
+    mode = "static" if static_only else "dynamic" if dynamic_required else "auto"
+    try:
+        report = check_packages(packages, mode, instances, show_progress=output_format == "human" or mode != "static")
+    except EngineUnavailable as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
     if output is not None:
         output.write_text(report.to_json() + "\n", encoding="utf-8")
     if output_format == "json":
@@ -78,21 +90,11 @@ def check(paths: tuple[Path, ...], static_only: bool, output_format: str, output
         _emit_github(report, packages, static_only)
     else:
         render_human(report, Console(), verbose)
-        if not static_only:
-            click.echo("note: dynamic checks (build, oracle, isolation, tampering) are not available in this "
-                       "version; only the static checks ran.", err=True)
     sys.exit(ExitCode.OK if report.passed else ExitCode.CHECK_FAILED)
 
 
-def _display(path: Path) -> str:
-    try:
-        return os.path.relpath(path)
-    except ValueError:
-        return str(path)
-
-
 def _emit_github(report: Report, packages: list[Path], static_only: bool) -> None:
-    command = ["arena", "check", *(["--static"] if static_only else []), *map(_display, packages)]
+    command = ["arena", "check", *(["--static"] if static_only else []), *map(display_path, packages)]
     annotations, summary = render_github(report, shlex.join(command))
     for line in annotations:
         click.echo(line)
@@ -111,7 +113,7 @@ def list_packages(paths: tuple[Path, ...], output_format: str) -> None:
     """List packages with their domain, instance count and status (static check)."""
     rows = []
     for path in find_packages(list(paths)):
-        report = run_static_checks(path, _display(path))
+        report = run_static_checks(path, display_path(path))
         rows.append({"name": report.name or path.name, "domain": report.domain, "instances": report.instances,
                      "status": "ok" if report.passed else "errors", "title": report.title or "",
                      "path": report.path})
@@ -135,10 +137,25 @@ def schema(which: str) -> None:
     click.echo(schema_text() if which == "task" else json.dumps(report_schema(), indent=2))
 
 
+cli.add_command(run_command)
+cli.add_command(gc_command)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def main() -> None:
-    """Console-script entry point; turns Ctrl-C into exit code 130."""
+    """Console-script entry point; SIGTERM behaves like Ctrl-C, and both clean up and exit with 130."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
-        cli(standalone_mode=True)
+        cli(standalone_mode=False)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("interrupted", err=True)
+        sys.exit(ExitCode.INTERRUPTED)
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)

@@ -55,12 +55,12 @@ class Observation:
 
 
 class Agent(Protocol):
-    """Anything that chooses actions. `provision` may return files to place under /arena/<name>/ before it starts."""
+    """Anything that chooses actions. `provision` may return files to place under /arena/ before it starts."""
 
     name: str
 
     def provision(self, package: TaskPackage) -> dict[str, bytes]:
-        """Files (paths relative to /arena/<agent name>/) the agent brings, read-only to it. Usually none."""
+        """Files the agent brings, by path under /arena/ (e.g. oracle/solve.sh), read-only to it. Usually none."""
         ...
 
     def act(self, observation: Observation) -> Action:

@@ -22,6 +22,10 @@ ROOT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER"]  # for root's setup; the
 KEEP_ALIVE = ["sleep", "infinity"]
 
 
+class SandboxClosed(RuntimeError):
+    """Work was attempted after the sandbox began shutting down (Ctrl-C, SIGTERM, an error elsewhere)."""
+
+
 class Tracker:
     """Every container and image a Sandbox created, so that every exit path can remove them."""
 
@@ -30,15 +34,28 @@ class Tracker:
         self._lock = threading.Lock()
         self._containers: set[str] = set()
         self._images: set[str] = set()
+        self._closed = False
         self.storage_opt_supported: bool | None = None
 
     def add_container(self, container_id: str) -> None:
+        """Track a new container; once the tracker is closed, remove it at once and refuse."""
         with self._lock:
-            self._containers.add(container_id)
+            closed = self._closed
+            if not closed:
+                self._containers.add(container_id)
+        if closed:
+            self.remove_container(container_id)
+            raise SandboxClosed("the sandbox is shutting down")
 
     def add_image(self, image_id: str) -> None:
+        """Track a new image; once the tracker is closed, remove it at once and refuse."""
         with self._lock:
-            self._images.add(image_id)
+            closed = self._closed
+            if not closed:
+                self._images.add(image_id)
+        if closed:
+            self.remove_image(image_id)
+            raise SandboxClosed("the sandbox is shutting down")
 
     def remove_container(self, container_id: str) -> None:
         """Force-remove one container (gone already is fine)."""
@@ -55,8 +72,9 @@ class Tracker:
             self._images.discard(image_id)
 
     def remove_all(self) -> None:
-        """Remove everything still tracked: containers first, then images."""
+        """Remove everything still tracked, containers first, then images; later additions are refused."""
         with self._lock:
+            self._closed = True
             containers, images = list(self._containers), list(self._images)
         for container_id in containers:
             self.remove_container(container_id)

@@ -25,6 +25,7 @@ AGENT_USER = "1000:1000"
 OUTPUT = "/arena/output/reward.json"
 MAX_PROMPT_VALUES = 64 * 1024
 SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
+RESERVED = frozenset({"shell", "instance", "verifier", "output"})
 
 
 @dataclass
@@ -117,9 +118,7 @@ class Sandbox:
             root.run(f"rm -rf /arena/instance && chown -R 1000:1000 {WORKSPACE}", 60)
             files = agent.provision(package)
             if files:
-                base = f"arena/{agent.name}"
-                container.put_archive("/", tar_of([(base, None, 0o755)] + [
-                    (f"{base}/{path}", content, 0o644) for path, content in sorted(files.items())]))
+                container.put_archive("/", tar_of(_provision_entries(files)))
         finally:
             root.close()
         result.prompt_values = _prompt_values(made)
@@ -216,6 +215,20 @@ class Sandbox:
             result.outcome, result.error = "verifier_error", str(exc)
         finally:
             self.tracker.remove_container(container.id)
+
+
+def _provision_entries(files: dict[str, bytes]) -> list[tuple[str, bytes | None, int]]:
+    """Tar entries for an agent's files under /arena/, refusing paths that would touch the arena's own folders."""
+    entries: dict[str, tuple[str, bytes | None, int]] = {}
+    for path, content in sorted(files.items()):
+        parts = PurePosixPath(path).parts
+        if not parts or parts[0] in RESERVED or ".." in parts or path.startswith("/"):
+            raise SetupError(f"an agent may not place files at /arena/{path}")
+        for depth in range(1, len(parts)):
+            folder = "arena/" + "/".join(parts[:depth])
+            entries.setdefault(folder, (folder, None, 0o755))
+        entries[path] = (f"arena/{path}", content, 0o644)
+    return list(entries.values())
 
 
 def _generator_entries(package: TaskPackage) -> list[tuple[str, bytes | None, int]]:

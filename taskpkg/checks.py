@@ -77,6 +77,17 @@ _ENTRIES: tuple[tuple[str, Severity, str], ...] = (
     ("ARENA601", E, "oracle entrypoint missing or unsupported"),
     ("ARENA602", E, "oracle only copies or echoes an answer"),
     ("ARENA603", W, "oracle ships data files"),
+    ("ARENA700", W, "dynamic checks skipped"),
+    ("ARENA701", E, "image does not build within the build timeout"),
+    ("ARENA702", E, "oracle does not solve an instance within its limits"),
+    ("ARENA703", E, "doing nothing scores above the floor"),
+    ("ARENA704", E, "same instance, different result"),
+    ("ARENA705", E, "agent container reaches the network"),
+    ("ARENA706", E, "verifier, oracle or generator inside the image"),
+    ("ARENA707", E, "tamper probe scores above the floor"),
+    ("ARENA708", W, "oracle close to its limits"),
+    ("ARENA709", E, "verifier error"),
+    ("ARENA710", E, "instance setup fails"),
 )
 
 CHECKS: dict[str, Check] = {cid: Check(cid, sev, title) for cid, sev, title in _ENTRIES}

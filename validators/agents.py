@@ -19,7 +19,7 @@ class ScriptedAgent:
     files: dict[str, bytes] = field(default_factory=dict)
 
     def provision(self, package: TaskPackage) -> dict[str, bytes]:
-        """Files this agent brings under /arena/<name>/."""
+        """Files this agent brings, by path under /arena/."""
         return self.files
 
     def act(self, observation: Observation) -> Action:
@@ -31,7 +31,7 @@ class ScriptedAgent:
 
 def oracle_agent(package: TaskPackage) -> ScriptedAgent:
     """Copies oracle/ in and runs its entrypoint as the agent would, within the oracle timeout."""
-    files = {path.relative_to(package.oracle_dir).as_posix(): path.read_bytes()
+    files = {f"oracle/{path.relative_to(package.oracle_dir).as_posix()}": path.read_bytes()
              for path in sorted(package.oracle_dir.rglob("*"))
              if path.is_file() and not path.is_symlink() and "__pycache__" not in path.parts}
     entry = package.oracle_entrypoint

@@ -41,6 +41,12 @@ def _render_package(package: PackageReport, console: Console, verbose: bool) -> 
     hidden = len(package.diagnostics) - len(shown)
     if hidden:
         console.print(Text(f"  {hidden} note(s) hidden; --verbose shows them", style="dim"))
+    if package.trials:
+        ok = sum(t["outcome"] == "ok" for t in package.trials)
+        console.print(Text(f"  {len(package.trials)} trials in the sandbox: {ok} as expected", style="dim"))
     for trial in package.trials:
-        console.print(Text(f"  {trial['check_id']} {trial['agent']} #{trial['instance']}: {trial['outcome']}",
-                           style="dim"))
+        if verbose or trial["outcome"] != "ok":
+            style = "dim" if trial["outcome"] == "ok" else "red"
+            console.print(Text(f"  {trial['check_id']} {trial['agent']} on instance {trial['instance']}: "
+                               f"{trial['outcome']}, reward {trial['reward']}, {trial['duration_s']:.1f} s",
+                               style=style))

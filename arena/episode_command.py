@@ -1,0 +1,109 @@
+"""`arena run` (one episode with a scripted agent, shown step by step) and `arena gc` (remove leftovers)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.panel import Panel
+from rich.text import Text
+
+from arena.exit_codes import EPILOG, ExitCode
+from sandbox.agent_interface import Agent
+from sandbox.cleanup import collect_garbage
+from sandbox.engine import EngineUnavailable, connect
+from sandbox.episode import EpisodeResult, Sandbox
+from sandbox.images import BuildFailed
+from taskpkg.loader import load_package
+from taskpkg.model import TaskPackage
+from validators.agents import nop_agent, oracle_agent
+from validators.dynamic.probes import PROBES
+
+AGENTS = ("oracle", "nop", *(f"probe:{name}" for name in PROBES))
+
+
+def make_agent(name: str, package: TaskPackage) -> Agent:
+    """A scripted agent by its CLI name."""
+    if name == "oracle":
+        return oracle_agent(package)
+    if name == "nop":
+        return nop_agent()
+    return PROBES[name.removeprefix("probe:")]()
+
+
+@click.command(name="run", epilog=EPILOG)
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--agent", "agent_name", type=click.Choice(AGENTS), default="oracle", show_default=True)
+@click.option("--instance", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--format", "output_format", type=click.Choice(("human", "json")), default="human", show_default=True)
+def run_command(path: Path, agent_name: str, instance: int, output_format: str) -> None:
+    """Run one episode of a scripted agent on one instance; show its transcript and reward."""
+    loaded = load_package(path)
+    if loaded.package is None:
+        for d in loaded.diagnostics:
+            click.echo(f"{d.severity.value} {d.check_id} {d.location()}: {d.message}", err=True)
+        click.echo(f"arena: {path} does not load; run `arena check --static {path}`", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    package = loaded.package
+    if instance >= package.instance_count:
+        raise click.BadParameter(f"{package.name} has instances 0..{package.instance_count - 1}",
+                                 param_hint="--instance")
+    try:
+        with Sandbox() as sandbox:
+            result = sandbox.run_episode(package, instance, make_agent(agent_name, package))
+    except EngineUnavailable as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    except BuildFailed as exc:
+        click.echo(f"arena: {exc}\n{exc.log}", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    if output_format == "json":
+        click.echo(json.dumps(episode_json(result), indent=2))
+    else:
+        show_episode(result, Console())
+    sys.exit(ExitCode.OK if result.outcome == "scored" else ExitCode.CHECK_FAILED)
+
+
+def episode_json(result: EpisodeResult) -> dict:
+    """An episode as JSON."""
+    return {"package": result.package, "instance": result.instance, "agent": result.agent, "outcome": result.outcome,
+            "reward": result.reward, "details": result.details, "error": result.error, "limit_hit": result.limit_hit,
+            "prompt_values": result.prompt_values, "timings": result.timings,
+            "peak_memory_mb": result.peak_memory_mb, "transcript": result.transcript.to_list()}
+
+
+def show_episode(result: EpisodeResult, console: Console) -> None:
+    """The transcript, step by step, then the verdict."""
+    console.print(Text(f"{result.package} · instance {result.instance} · agent {result.agent}", style="bold"))
+    for entry in result.transcript.entries:
+        action = entry.action
+        what = f"$ {action['command']}" if "command" in action else f"write {action['path']}"
+        title = f"[{entry.scene}] {what}"
+        body = entry.error or ""
+        if entry.result and "exit_code" in entry.result:
+            body = (entry.result["stdout"] + entry.result["stderr"]).rstrip()[-2000:]
+            title += f"  → exit {entry.result['exit_code']}" + (" (timed out)" if entry.result["timed_out"] else "")
+        console.print(Panel(Text(body or "(no output)"), title=title, title_align="left", expand=True))
+    verdict = f"reward {result.reward}" if result.outcome == "scored" else f"{result.outcome}: {result.error}"
+    style = "green" if result.reward == 1.0 else "yellow" if result.outcome == "scored" else "red"
+    console.print(Text(verdict, style=f"bold {style}"))
+    if result.details:
+        console.print(Text(json.dumps(result.details)[:2000], style="dim"))
+    timings = ", ".join(f"{k} {v:.2f}" for k, v in result.timings.items())
+    console.print(Text(f"timings (s): {timings}; peak memory {result.peak_memory_mb} MiB", style="dim"))
+
+
+@click.command(name="gc", epilog=EPILOG)
+@click.option("--images", "include_images", is_flag=True, help="Also remove cached environment images.")
+def gc_command(include_images: bool) -> None:
+    """Remove containers and snapshots the arena left behind (a crash, a kill -9)."""
+    try:
+        client = connect()
+    except EngineUnavailable as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    removed = collect_garbage(client, include_images)
+    click.echo(f"removed {removed['containers']} container(s) and {removed['images']} image(s)")

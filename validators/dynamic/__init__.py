@@ -1,0 +1,221 @@
+"""Dynamic checks on a real engine: build, oracle, do-nothing floor, determinism, isolation, leaks, tamper suite."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from sandbox.agent_interface import Agent
+from sandbox.episode import EpisodeResult, Sandbox
+from sandbox.images import BuildFailed
+from taskpkg.checks import check
+from taskpkg.diagnostics import Diagnostic
+from taskpkg.model import TaskPackage
+from validators.agents import nop_agent, oracle_agent
+from validators.dynamic.leaks import scan_image
+from validators.dynamic.probes import PROBES
+
+NOP_FLOOR = 0.0
+DEFAULT_INSTANCES = 3
+MAX_WORKERS = 4
+SLOW_ORACLE_SHARE = 0.5
+HEAVY_ORACLE_SHARE = 0.7
+DYNAMIC_IDS = tuple(f"ARENA{n}" for n in range(701, 711))
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    """One episode to run, and the check it serves."""
+
+    check_id: str
+    role: str  # oracle, nop, repeat or probe
+    instance: int
+    make_agent: Callable[[], Agent]
+
+
+@dataclass
+class DynamicResult:
+    """Findings and per-trial records of one package's dynamic checks."""
+
+    diagnostics: list[Diagnostic]
+    trials: list[dict]
+    image_cached: bool | None = None
+
+
+def pick_instances(count: int, wanted: int) -> list[int]:
+    """Distinct instances spread over the whole range: first, last and evenly between."""
+    if wanted <= 1 or count <= 1:
+        return [0]
+    return sorted({round(i * (count - 1) / (wanted - 1)) for i in range(min(wanted, count))})
+
+
+def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | None = None) -> list[PlannedTrial]:
+    """Every trial of the dynamic checks (all probes unless named), in the order they are reported."""
+    first = instances[0]
+    trials = [PlannedTrial("ARENA702", "oracle", i, lambda: oracle_agent(package)) for i in instances]
+    trials += [PlannedTrial("ARENA703", "nop", i, nop_agent) for i in instances]
+    trials.append(PlannedTrial("ARENA704", "repeat", first, lambda: oracle_agent(package)))
+    trials += [PlannedTrial("ARENA705" if name == "reach-network" else "ARENA707", "probe", first, factory)
+               for name, factory in PROBES.items() if probes is None or name in probes]
+    return trials
+
+
+def default_workers(package: TaskPackage) -> int:
+    """Parallel episodes the machine allows for this package's CPU limit."""
+    return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // max(1, math.ceil(package.limits.cpus))))
+
+
+def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = DEFAULT_INSTANCES,
+                       workers: int | None = None, on_trial: Callable[[str], None] | None = None,
+                       probes: tuple[str, ...] | None = None) -> DynamicResult:
+    """Build the image, scan it for leaks, run every trial in parallel and judge the results."""
+    try:
+        built = sandbox.image(package)
+    except BuildFailed as exc:
+        return DynamicResult([check("ARENA701").found(
+            f"{exc}" + (f"\n{exc.log[-1500:]}" if exc.log else ""),
+            "Run `docker build environment/` to see the whole log; raise limits.build_timeout_s if the build is "
+            "slow but correct.", "environment/Dockerfile")], [])
+    diagnostics = scan_image(sandbox.client, built.tag, package)
+    planned = plan(package, pick_instances(package.instance_count, instances), probes)
+
+    def run(trial: PlannedTrial) -> EpisodeResult:
+        result = sandbox.run_episode(package, trial.instance, trial.make_agent())
+        if on_trial:
+            on_trial(f"{trial.role} {result.agent} #{trial.instance}")
+        return result
+
+    pool = ThreadPoolExecutor(max_workers=workers or default_workers(package))
+    try:
+        results = list(pool.map(run, planned))
+    except BaseException:
+        sandbox.close()  # kill every container first, so running episodes fail fast instead of being waited for
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown()
+    oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == "oracle"}
+    judged = [_judge(package, trial, result, oracle_runs) for trial, result in zip(planned, results, strict=True)]
+    for found, _ in judged:
+        diagnostics.extend(d for d in found if d not in diagnostics)
+    return DynamicResult(diagnostics, [record for _, record in judged], built.cached)
+
+
+def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
+           oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict]:
+    where = f"{result.agent} on instance {result.instance}"
+    found: list[Diagnostic] = []
+    if result.outcome == "setup_error":
+        found.append(check("ARENA710").found(f"instance {result.instance} could not be set up: {result.error}",
+                                             "Run the generator by hand with ARENA_INSTANCE set and fix it.",
+                                             package.generator))
+    elif result.outcome == "verifier_error":
+        found.append(check("ARENA709").found(f"verifier error for {where}: {result.error}",
+                                             "A verifier must write a valid reward for any final state, however "
+                                             "broken; catch bad input and score it 0.", "verifier.py"))
+    elif result.outcome == "agent_error":
+        found.append(check("ARENA709").found(f"the episode of {where} failed: {result.error}",
+                                             "This is the arena's fault, not yours: please report it.", "task.md"))
+    elif trial.role == "oracle":
+        found += _judge_oracle(package, result, where)
+    elif trial.role == "repeat":
+        found += _judge_repeat(oracle_runs[result.instance], result)
+    elif result.reward is not None and result.reward > NOP_FLOOR:
+        check_id = "ARENA703" if trial.role == "nop" else "ARENA707"
+        what = "doing nothing" if trial.role == "nop" else f"the tamper probe {result.agent}"
+        found.append(check(check_id).found(
+            f"{what} scored {result.reward} on instance {result.instance} (floor {NOP_FLOOR}); details: "
+            f"{_short(result.details)}", "The verifier must check the task's result from regenerated inputs and "
+            "must not trust anything the agent could write; see docs/SPEC.md.", "verifier.py"))
+    if trial.check_id == "ARENA705":
+        found += _judge_isolation(result)
+    outcome = "error" if result.outcome != "scored" else "failed" if any(
+        d.severity.value == "error" for d in found) else "ok"
+    return found, _record(trial, result, outcome)
+
+
+def _judge_oracle(package: TaskPackage, result: EpisodeResult, where: str) -> list[Diagnostic]:
+    found = []
+    step = result.transcript.entries[0].result if result.transcript.entries else None
+    if step and step.get("timed_out"):
+        found.append(check("ARENA702").found(
+            f"the oracle did not finish within limits.oracle_timeout_s ({package.limits.oracle_timeout_s} s) on "
+            f"instance {result.instance}", "Speed the oracle up or raise oracle_timeout_s (at most agent_timeout_s).",
+            f"oracle/{package.oracle_entrypoint}"))
+    elif result.reward != 1.0:
+        exit_note = f" (it exited with status {step['exit_code']}: {step['stderr'][-300:].strip()})" if step and \
+            step.get("exit_code") else ""
+        found.append(check("ARENA702").found(
+            f"the oracle scored {result.reward} on instance {result.instance}{exit_note}; details: "
+            f"{_short(result.details)}", "The oracle must solve every instance; run `arena run PATH --agent oracle "
+            f"--instance {result.instance}` to see the episode.", f"oracle/{package.oracle_entrypoint}"))
+    seconds = step.get("duration_s", 0.0) if step else 0.0
+    if seconds > SLOW_ORACLE_SHARE * package.limits.oracle_timeout_s:
+        found.append(check("ARENA708").found(
+            f"{where} took {seconds:.1f} s, over half of limits.oracle_timeout_s", "Leave headroom: slower machines "
+            "will time out.", "task.md"))
+    if result.peak_memory_mb and result.peak_memory_mb > HEAVY_ORACLE_SHARE * package.limits.memory_mb:
+        found.append(check("ARENA708").found(
+            f"{where} used {result.peak_memory_mb} MiB at peak, over 70% of limits.memory_mb "
+            f"({package.limits.memory_mb})", "Raise memory_mb or make the task lighter.", "task.md"))
+    return found
+
+
+def _judge_repeat(first: EpisodeResult, again: EpisodeResult) -> list[Diagnostic]:
+    differences = [name for name, a, b in (("prompt values", first.prompt_values, again.prompt_values),
+                                           ("reward", first.reward, again.reward),
+                                           ("details", first.details, again.details)) if a != b]
+    if not differences:
+        return []
+    return [check("ARENA704").found(
+        f"instance {first.instance} run twice gave different {', '.join(differences)}: "
+        f"{_short(first.details)} vs {_short(again.details)}",
+        "Derive every random choice from ARENA_INSTANCE (random.Random(seed)), never from time, hash() or the "
+        "environment.", "verifier.py")]
+
+
+def _judge_isolation(result: EpisodeResult) -> list[Diagnostic]:
+    output = result.transcript.entries[0].result.get("stdout", "") if result.transcript.entries else ""
+    line = next((x for x in output.splitlines() if x.startswith("EGRESS ")), None)
+    if line is None:
+        return [check("ARENA705").found(
+            "the egress probe could not run, so isolation is unproven", "The image must provide python3 (see "
+            "docs/SPEC.md).", "environment/Dockerfile")]
+    found = json.loads(line[len("EGRESS "):])
+    reached = [name for name, value in found.items() if value == "reached"]
+    interfaces = [name for name in found.get("interfaces", []) if name != "lo"]
+    if reached or interfaces:
+        return [check("ARENA705").found(
+            f"the agent container has network access: reached {reached or 'nothing'}, interfaces {interfaces}",
+            "This is a sandbox failure: report it; never run untrusted packages on this engine until fixed.",
+            "environment/Dockerfile")]
+    return []
+
+
+def _short(value: object, limit: int = 300) -> str:
+    text = json.dumps(value, default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _record(trial: PlannedTrial, result: EpisodeResult, outcome: str) -> dict:
+    log = "\n".join(
+        f"$ {e.action.get('command', e.action.get('path', ''))}\n"
+        + (f"exit {e.result.get('exit_code')}; {e.result.get('stderr', '')[-200:]}" if e.result else e.error or "")
+        for e in result.transcript.entries)
+    if result.error:
+        log = f"{result.error}\n{log}"
+    step = result.transcript.entries[0].result if result.transcript.entries else None
+    return {
+        "check_id": trial.check_id,
+        "agent": result.agent,
+        "instance": result.instance,
+        "outcome": "timeout" if step and step.get("timed_out") and trial.role == "oracle" else outcome,
+        "reward": result.reward,
+        "details": json.loads(_short(result.details, 2000)) if len(_short(result.details, 2000)) < 2000 else None,
+        "duration_s": round(result.timings.get("total_s", 0.0), 3),
+        "peak_memory_mb": result.peak_memory_mb,
+        "log": log[-4000:],
+    }
