@@ -20,6 +20,7 @@ from taskpkg.model import Limits
 
 ROOT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER"]  # for root's setup; the agent (UID 1000) holds none
 KEEP_ALIVE = ["sleep", "infinity"]
+NETWORK_MODE = "none"  # loopback only; the one place the sandbox's isolation is decided
 
 
 class SandboxClosed(RuntimeError):
@@ -86,7 +87,7 @@ def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, ses
     """Start a container that only waits, with the limits, no network and no privileges beyond setup's."""
     options = dict(
         entrypoint=KEEP_ALIVE, command=[], detach=True, init=True, user="0", working_dir="/", hostname="arena",
-        network_mode="none", cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES, security_opt=["no-new-privileges"],
+        network_mode=NETWORK_MODE, cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES, security_opt=["no-new-privileges"],
         nano_cpus=int(limits.cpus * 1e9), mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
         pids_limit=limits.pids, labels=labels(kind, session, package),
         ulimits=[Ulimit(name="fsize", soft=limits.storage_mb * 1024 * 1024, hard=limits.storage_mb * 1024 * 1024)],

@@ -15,7 +15,7 @@ from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcr
 from sandbox.channel import Channel, ChannelClosed, CommandResult
 from sandbox.containers import Tracker, folder_entries, install_server, start_container, tar_of
 from sandbox.engine import connect, labels, new_session_id
-from sandbox.images import BuiltImage, ensure_image
+from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.reward import MAX_REWARD_BYTES, VerifierError, parse_reward
 from taskpkg.body import MissingValue
 from taskpkg.model import TaskPackage
@@ -70,10 +70,11 @@ class Sandbox:
         self.tracker.remove_all()
 
     def image(self, package: TaskPackage) -> BuiltImage:
-        """The package's image, built once per process (and reused across processes by content hash)."""
-        if package.name not in self._images:
-            self._images[package.name] = ensure_image(self.client, package, self.session)
-        return self._images[package.name]
+        """The package's image, found by the content hash of its build context, built only when new."""
+        tag = image_tag(package)
+        if tag not in self._images:
+            self._images[tag] = ensure_image(self.client, package, self.session, tag)
+        return self._images[tag]
 
     def run_episode(self, package: TaskPackage, instance: int, agent: Agent) -> EpisodeResult:
         """One full episode of `agent` on instance `instance`."""

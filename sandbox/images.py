@@ -63,10 +63,10 @@ def image_tag(package: TaskPackage) -> str:
     return f"{IMAGE_REPOSITORY}:{package.name}-{context_hash(package.environment_dir)[:16]}"
 
 
-def ensure_image(client: docker.DockerClient, package: TaskPackage, session: str) -> BuiltImage:
+def ensure_image(client: docker.DockerClient, package: TaskPackage, session: str, tag: str | None = None) -> BuiltImage:
     """Reuse the image if this exact context was built before, otherwise build it within the build timeout."""
     started = time.perf_counter()
-    tag = image_tag(package)
+    tag = tag or image_tag(package)
     try:
         client.images.get(tag)
         return BuiltImage(tag, cached=True, duration_s=time.perf_counter() - started)

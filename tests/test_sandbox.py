@@ -1,0 +1,152 @@
+"""The sandbox on the real engine: the agent's limits, its isolation, the channel's robustness and cleanup."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from sandbox.agent_interface import Action, EndScene, Observation, Shell, WriteFile
+from sandbox.engine import LABEL_KIND, LABEL_MANAGED
+from sandbox.episode import Sandbox
+from taskpkg.loader import load_package
+from taskpkg.model import TaskPackage
+from tests.support.packages import edit, make_valid_package
+
+
+@dataclass
+class Recorder:
+    """Runs given actions in order (one per scene if `per_scene`), recording every observation."""
+
+    actions: list[Action]
+    name: str = "recorder"
+    seen: list[Observation] = field(default_factory=list)
+
+    def provision(self, package: TaskPackage) -> dict[str, bytes]:
+        return {}
+
+    def act(self, observation: Observation) -> Action:
+        self.seen.append(observation)
+        return self.actions.pop(0) if self.actions else EndScene()
+
+
+@pytest.fixture(scope="module")
+def sandbox(engine: object) -> Iterator[Sandbox]:
+    with Sandbox(engine) as box:  # type: ignore[arg-type]
+        yield box
+
+
+@pytest.fixture(scope="module")
+def package(tmp_path_factory: pytest.TempPathFactory) -> TaskPackage:
+    loaded = load_package(make_valid_package(tmp_path_factory.mktemp("pkg") / "environments"))
+    assert loaded.package is not None
+    return loaded.package
+
+
+def run(sandbox: Sandbox, package: TaskPackage, *actions: Action) -> tuple[Recorder, list]:
+    agent = Recorder(list(actions))
+    result = sandbox.run_episode(package, 7, agent)
+    return agent, result
+
+
+def outputs(agent: Recorder) -> list[str]:
+    return [o.result.stdout for o in agent.seen if o.result is not None]
+
+
+def test_agent_runs_unprivileged_without_network(sandbox: Sandbox, package: TaskPackage) -> None:
+    agent, _ = run(sandbox, package, Shell("id -u; grep CapEff /proc/self/status; ls /sys/class/net; pwd"))
+    uid, caps, interfaces, cwd = outputs(agent)[0].split("\n")[:4]
+    assert uid == "1000" and caps.endswith("0000000000000000") and interfaces == "lo" and cwd == "/workspace"
+
+
+def test_agent_cannot_touch_the_arena_or_see_the_seed(sandbox: Sandbox, package: TaskPackage) -> None:
+    agent, _ = run(sandbox, package, Shell("touch /arena/x; echo $?; ls /arena; echo ${ARENA_INSTANCE:-unset}"))
+    status, listing, seed = outputs(agent)[0].strip().split("\n")
+    assert status != "0" and "instance" not in listing and seed == "unset"
+
+
+def test_prompt_values_and_instance_files(sandbox: Sandbox, package: TaskPackage) -> None:
+    agent, result = run(sandbox, package, Shell("wc -l < numbers.txt; stat -c %u numbers.txt"))
+    count, owner = outputs(agent)[0].split()
+    assert int(count) == result.prompt_values["count"] and owner == "1000"
+    assert f"holds {count} integers" in agent.seen[0].scene.text
+
+
+def test_command_timeout_and_output_cap(sandbox: Sandbox, package: TaskPackage) -> None:
+    agent, _ = run(sandbox, package, Shell("sleep 30", timeout_s=1), Shell("yes | head -c 5000000"))
+    slow, loud = [o.result for o in agent.seen if o.result]
+    assert slow.timed_out and slow.duration_s < 5
+    assert loud.truncated and len(loud.stdout) == 65536
+
+
+def test_background_process_holding_output_does_not_hang(sandbox: Sandbox, package: TaskPackage) -> None:
+    started = time.monotonic()
+    agent, _ = run(sandbox, package, Shell("sleep 100 & echo started"), Shell("echo next"))
+    assert outputs(agent) == ["started\n", "next\n"] and time.monotonic() - started < 30
+
+
+def test_killing_the_channel_is_survived(sandbox: Sandbox, package: TaskPackage) -> None:
+    agent, result = run(sandbox, package, Shell("kill -9 -1"), Shell("echo alive"))
+    assert outputs(agent)[-1] == "alive\n" and result.outcome == "scored"
+
+
+def test_file_writes_and_turn_limit(sandbox: Sandbox, package: TaskPackage) -> None:
+    total = sum(int(n) for n in _numbers(sandbox, package))
+    agent, result = run(sandbox, package, WriteFile("answer.txt", f"{total}\n"))
+    assert result.reward == 1.0, result.details
+    many = [Shell("true")] * (package.limits.max_turns + 5)
+    _, limited = run(sandbox, package, *many)
+    assert limited.limit_hit == "turns" and len(limited.transcript.entries) == package.limits.max_turns
+
+
+def _numbers(sandbox: Sandbox, package: TaskPackage) -> list[str]:
+    agent, _ = run(sandbox, package, Shell("cat numbers.txt"))
+    return outputs(agent)[0].split()
+
+
+def test_scenes_are_spoken_in_order(sandbox: Sandbox, tmp_path: Path) -> None:
+    root = make_valid_package(tmp_path / "environments")
+    edit(root / "task.md", "verifier:\n", "roles:\n  - {name: agent, kind: agent}\n  - {name: client, kind: scripted}\n"
+         "scenes:\n  - {name: ask, role: client, section: Request}\n  - {name: more, role: client, section: Follow-up}\n"
+         "verifier:\n")
+    (root / "task.md").write_text((root / "task.md").read_text() + "\n## Request\nFirst, please.\n\n## Follow-up\n"
+                                  "And then this.\n")
+    package = load_package(root).package
+    assert package is not None
+    agent, _ = run(sandbox, package, Shell("echo one"), EndScene(), Shell("echo two"))
+    scenes = [o.scene for o in agent.seen if o.scene]
+    assert [s.scene for s in scenes] == ["ask", "more"] and [s.speaker for s in scenes] == ["client", "client"]
+    assert "First, please." in scenes[0].text and "holds" in scenes[0].text and "holds" not in scenes[1].text
+
+
+def _arena_resources(client: object) -> tuple[list, list]:
+    containers = client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=true"})  # type: ignore[attr-defined]
+    snapshots = [i for i in client.images.list(filters={"label": f"{LABEL_MANAGED}=true"})  # type: ignore[attr-defined]
+                 if i.labels.get(LABEL_KIND) == "snapshot"]
+    return containers, snapshots
+
+
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+def test_killed_check_leaves_nothing_behind(engine: object, tmp_path: Path, stop: signal.Signals) -> None:
+    root = make_valid_package(tmp_path / "environments")
+    edit(root / "oracle" / "solve.py", "total = sum", "import time\ntime.sleep(300)\ntotal = sum")
+    arena = str(Path(sys.executable).parent / "arena")
+    process = subprocess.Popen([arena, "check", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + 240
+    while not _arena_resources(engine)[0]:
+        assert time.monotonic() < deadline and process.poll() is None, process.communicate()
+        time.sleep(0.2)
+    time.sleep(1.0)  # mid-trial: containers exist and the oracle is sleeping
+    process.send_signal(stop)
+    code = process.wait(timeout=120)
+    assert code == 130, process.communicate()
+    containers, snapshots = _arena_resources(engine)
+    assert containers == [] and snapshots == []
