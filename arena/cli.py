@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import click
+from docker.errors import DockerException
 from rich.console import Console
 
 from arena.checking import check_packages, display_path
@@ -79,8 +80,8 @@ def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, in
     mode = "static" if static_only else "dynamic" if dynamic_required else "auto"
     try:
         report = check_packages(packages, mode, instances, show_progress=output_format == "human" or mode != "static")
-    except EngineUnavailable as exc:
-        click.echo(f"arena: {exc}", err=True)
+    except (EngineUnavailable, DockerException) as exc:
+        click.echo(f"arena: the Docker engine failed: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
     if output is not None:
         output.write_text(report.to_json() + "\n", encoding="utf-8")

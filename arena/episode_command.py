@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import click
+from docker.errors import DockerException
 from rich.console import Console
 from rich.panel import Panel
 from rich.text import Text
@@ -54,8 +55,8 @@ def run_command(path: Path, agent_name: str, instance: int, output_format: str) 
     try:
         with Sandbox() as sandbox:
             result = sandbox.run_episode(package, instance, make_agent(agent_name, package))
-    except EngineUnavailable as exc:
-        click.echo(f"arena: {exc}", err=True)
+    except (EngineUnavailable, DockerException) as exc:
+        click.echo(f"arena: the Docker engine failed: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
     except BuildFailed as exc:
         click.echo(f"arena: {exc}\n{exc.log}", err=True)

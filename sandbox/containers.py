@@ -7,6 +7,7 @@ import io
 import tarfile
 import threading
 from collections.abc import Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import docker
@@ -36,6 +37,8 @@ class Tracker:
         self._containers: set[str] = set()
         self._images: set[str] = set()
         self._closed = False
+        self._reaper = ThreadPoolExecutor(max_workers=2, thread_name_prefix="arena-reaper")
+        self._pending: list[Future] = []
         self.storage_opt_supported: bool | None = None
 
     def add_container(self, container_id: str) -> None:
@@ -72,10 +75,27 @@ class Tracker:
         with self._lock:
             self._images.discard(image_id)
 
+    def discard(self, containers: list[str], images: list[str]) -> None:
+        """Remove these in the background, in order (containers before the images they were made from)."""
+
+        def remove() -> None:
+            for container_id in containers:
+                self.remove_container(container_id)
+            for image_id in images:
+                self.remove_image(image_id)
+
+        with self._lock:
+            self._pending.append(self._reaper.submit(remove))
+
     def remove_all(self) -> None:
-        """Remove everything still tracked, containers first, then images; later additions are refused."""
+        """Finish background removals, then remove everything still tracked; later additions are refused."""
         with self._lock:
             self._closed = True
+            pending = list(self._pending)
+        for future in pending:
+            future.exception()
+        self._reaper.shutdown(wait=True)
+        with self._lock:
             containers, images = list(self._containers), list(self._images)
         for container_id in containers:
             self.remove_container(container_id)
@@ -138,8 +158,6 @@ def folder_entries(source: Path, target: str) -> list[tuple[str, bytes | None, i
     return entries
 
 
-def install_server(container: Container) -> None:
-    """Put the command server at SERVER_PATH, owned by root and read-only to everyone else."""
-    container.put_archive("/", tar_of([
-        ("arena", None, 0o755), ("arena/shell", None, 0o755), (SERVER_PATH.lstrip("/"), server_source(), 0o644),
-    ]))
+def server_entries() -> list[tuple[str, bytes | None, int]]:
+    """Tar entries putting the command server at SERVER_PATH, owned by root and read-only to everyone else."""
+    return [("arena", None, 0o755), ("arena/shell", None, 0o755), (SERVER_PATH.lstrip("/"), server_source(), 0o644)]

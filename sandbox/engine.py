@@ -12,6 +12,8 @@ LABEL_MANAGED = "org.posttrain-arena.managed"
 LABEL_KIND = "org.posttrain-arena.kind"
 LABEL_PACKAGE = "org.posttrain-arena.package"
 LABEL_SESSION = "org.posttrain-arena.session"
+LABEL_OWNER = "org.posttrain-arena.owner"
+OWNER_VARIABLE = "ARENA_OWNER"  # optional: who started this process tree (e.g. one test run), for scoped cleanup
 API_TIMEOUT_S = 120
 
 
@@ -53,4 +55,6 @@ def labels(kind: str, session: str, package: str = "") -> dict[str, str]:
     found = {LABEL_MANAGED: "true", LABEL_KIND: kind, LABEL_SESSION: session}
     if package:
         found[LABEL_PACKAGE] = package
+    if os.environ.get(OWNER_VARIABLE):
+        found[LABEL_OWNER] = os.environ[OWNER_VARIABLE]
     return found

@@ -13,7 +13,7 @@ from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcript, TranscriptEntry, WriteFile
 from sandbox.channel import Channel, ChannelClosed, CommandResult
-from sandbox.containers import Tracker, folder_entries, install_server, start_container, tar_of
+from sandbox.containers import Tracker, folder_entries, server_entries, start_container, tar_of
 from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.reward import MAX_REWARD_BYTES, VerifierError, parse_reward
@@ -83,6 +83,7 @@ class Sandbox:
         tag = self.image(package).tag
         container = start_container(self.tracker, tag, package.limits, "agent", self.session, package.name)
         snapshot = None
+        made = [container.id]
         try:
             try:
                 scenes = self._set_up(container, package, instance, agent, result)
@@ -96,30 +97,24 @@ class Sandbox:
             result.peak_memory_mb = _peak_memory_mb(container)
             snapshot = self._freeze(container, package)
             verify_started = time.perf_counter()
-            self._verify(snapshot, package, instance, result)
+            self._verify(snapshot, package, instance, result, made)
             result.timings["verify_s"] = time.perf_counter() - verify_started
             return result
         finally:
-            self.tracker.remove_container(container.id)
-            if snapshot is not None:
-                self.tracker.remove_image(snapshot)
+            self.tracker.discard(made, [snapshot] if snapshot else [])
             result.timings["total_s"] = time.perf_counter() - started
 
     def _set_up(self, container: Container, package: TaskPackage, instance: int, agent: Agent,
                 result: EpisodeResult) -> list:
-        install_server(container)
         generator = PurePosixPath(package.generator)
-        container.put_archive("/", tar_of(_generator_entries(package)))
+        entries = server_entries() + _generator_entries(package) + _provision_entries(agent.provision(package))
+        container.put_archive("/", tar_of([(WORKSPACE.lstrip("/"), None, 0o755), *entries]))
         root = Channel(self.client, container, "0")
         try:
-            root.run(f"mkdir -p {WORKSPACE}", 30)
             made = root.run(f"python3 -I /arena/instance/{generator.name}", package.limits.verifier_timeout_s,
                             env={"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "HOME": "/root"},
                             max_output=MAX_PROMPT_VALUES + 1)
-            root.run(f"rm -rf /arena/instance && chown -R 1000:1000 {WORKSPACE}", 60)
-            files = agent.provision(package)
-            if files:
-                container.put_archive("/", tar_of(_provision_entries(files)))
+            root.run(f"rm -rf /arena/instance /arena/verifier /arena/output && chown -R 1000:1000 {WORKSPACE}", 60)
         finally:
             root.close()
         result.prompt_values = _prompt_values(made)
@@ -191,18 +186,19 @@ class Sandbox:
         self.tracker.add_image(image.id)
         return image.id
 
-    def _verify(self, snapshot: str, package: TaskPackage, instance: int, result: EpisodeResult) -> None:
+    def _verify(self, snapshot: str, package: TaskPackage, instance: int, result: EpisodeResult,
+                made: list[str]) -> None:
+        """Score the snapshot in a fresh container; its id joins `made` for removal with the episode's others."""
         container = start_container(self.tracker, snapshot, package.limits, "verifier", self.session, package.name)
+        made.append(container.id)
         try:
-            install_server(container)
+            entries = [*server_entries(), ("arena/output", None, 0o755), ("arena/verifier", None, 0o755),
+                       ("arena/verifier/verifier.py", package.verifier_file.read_bytes(), 0o644)]
+            for data in package.verifier_data:
+                entries += folder_entries(package.root / data, f"arena/verifier/{data.rstrip('/')}")
+            container.put_archive("/", tar_of(entries))
             root = Channel(self.client, container, "0")
             try:
-                root.run("rm -rf /arena/verifier /arena/output && mkdir -p /arena/output", 30)
-                entries = [("arena/verifier", None, 0o755),
-                           ("arena/verifier/verifier.py", package.verifier_file.read_bytes(), 0o644)]
-                for data in package.verifier_data:
-                    entries += folder_entries(package.root / data, f"arena/verifier/{data.rstrip('/')}")
-                container.put_archive("/", tar_of(entries))
                 ran = root.run("python3 -I /arena/verifier/verifier.py", package.limits.verifier_timeout_s,
                                cwd="/arena/verifier", env={"ARENA_INSTANCE": str(instance),
                                                            "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
@@ -214,8 +210,6 @@ class Sandbox:
             result.reward, result.details = reward.value, reward.details
         except VerifierError as exc:
             result.outcome, result.error = "verifier_error", str(exc)
-        finally:
-            self.tracker.remove_container(container.id)
 
 
 def _provision_entries(files: dict[str, bytes]) -> list[tuple[str, bytes | None, int]]:

@@ -3,11 +3,26 @@
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 
 import pytest
 
-from sandbox.engine import LABEL_MANAGED, EngineUnavailable, connect
+from sandbox.cleanup import collect_garbage
+from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, OWNER_VARIABLE, EngineUnavailable, connect
+
+# Everything this test run creates (here and in `arena` subprocesses) carries this owner label, so the leak check
+# and the cleanup below see this run's resources only, never another process's on the same engine.
+OWNER = os.environ.setdefault(OWNER_VARIABLE, f"pytest-{uuid.uuid4().hex[:10]}")
+
+
+def arena_resources(client: object) -> tuple[list, list]:
+    """This run's arena containers and snapshot images still on the engine."""
+    label = [f"{LABEL_MANAGED}=true", f"{LABEL_OWNER}={OWNER}"]
+    containers = client.containers.list(all=True, filters={"label": label})  # type: ignore[attr-defined]
+    snapshots = [i for i in client.images.list(filters={"label": label})  # type: ignore[attr-defined]
+                 if i.labels.get(LABEL_KIND) == "snapshot"]
+    return containers, snapshots
 
 
 @pytest.fixture(scope="session")
@@ -25,17 +40,13 @@ def engine() -> Iterator[object]:
 
 @pytest.fixture(scope="session", autouse=True)
 def nothing_left_behind() -> Iterator[None]:
-    """After the whole suite: no arena container remains, and every arena image is removed."""
+    """After the whole suite: no container or snapshot of this run remains; its cached images are removed too."""
     yield
     try:
         client = connect()
     except EngineUnavailable:
         return
-    leaked = client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=true"})
-    snapshots = [i for i in client.images.list(filters={"label": f"{LABEL_MANAGED}=true"})
-                 if i.labels.get("org.posttrain-arena.kind") == "snapshot"]
-    from sandbox.cleanup import collect_garbage
-
-    collect_garbage(client, include_images=True)
+    leaked, snapshots = arena_resources(client)
+    collect_garbage(client, include_images=True, owner=OWNER)
     assert not leaked, f"containers leaked by the test suite: {[c.name for c in leaked]}"
     assert not snapshots, f"snapshot images leaked by the test suite: {[i.tags for i in snapshots]}"

@@ -83,8 +83,8 @@ BROKEN: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
                          "    if not answer.is_file():"), ("forge-reward",)),
     "ARENA708": (_both(_python("oracle/solve.py", "total = sum", "import time\ntime.sleep(2.2)\ntotal = sum"),
                        _task("oracle_timeout_s: 120", "oracle_timeout_s: 4")), ()),
-    "ARENA709": (_python("verifier.py", "    if text != str(expected):", "    int(text)\n    if text != str(expected):"),
-                 ("junk-mentioned-files",)),
+    "ARENA709": (_python("verifier.py", "    if text != str(expected):",
+                         "    int(text)\n    if text != str(expected):"), ("junk-mentioned-files",)),
     "ARENA710": (_python("instance/generate.py", "    numbers = build_instance", "    raise SystemExit(4)\n"
                          "    numbers = build_instance"), ()),
 }

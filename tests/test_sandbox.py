@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from sandbox.agent_interface import Action, EndScene, Observation, Shell, WriteFile
-from sandbox.engine import LABEL_KIND, LABEL_MANAGED
 from sandbox.episode import Sandbox
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
+from tests.conftest import arena_resources
 from tests.support.packages import edit, make_valid_package
 
 
@@ -99,7 +99,7 @@ def test_killing_the_channel_is_survived(sandbox: Sandbox, package: TaskPackage)
 
 def test_file_writes_and_turn_limit(sandbox: Sandbox, package: TaskPackage) -> None:
     total = sum(int(n) for n in _numbers(sandbox, package))
-    agent, result = run(sandbox, package, WriteFile("answer.txt", f"{total}\n"))
+    _, result = run(sandbox, package, WriteFile("answer.txt", f"{total}\n"))
     assert result.reward == 1.0, result.details
     many = [Shell("true")] * (package.limits.max_turns + 5)
     _, limited = run(sandbox, package, *many)
@@ -113,9 +113,10 @@ def _numbers(sandbox: Sandbox, package: TaskPackage) -> list[str]:
 
 def test_scenes_are_spoken_in_order(sandbox: Sandbox, tmp_path: Path) -> None:
     root = make_valid_package(tmp_path / "environments")
-    edit(root / "task.md", "verifier:\n", "roles:\n  - {name: agent, kind: agent}\n  - {name: client, kind: scripted}\n"
-         "scenes:\n  - {name: ask, role: client, section: Request}\n  - {name: more, role: client, section: Follow-up}\n"
-         "verifier:\n")
+    edit(root / "task.md", "verifier:\n",
+         "roles:\n  - {name: agent, kind: agent}\n  - {name: client, kind: scripted}\n"
+         "scenes:\n  - {name: ask, role: client, section: Request}\n"
+         "  - {name: more, role: client, section: Follow-up}\nverifier:\n")
     (root / "task.md").write_text((root / "task.md").read_text() + "\n## Request\nFirst, please.\n\n## Follow-up\n"
                                   "And then this.\n")
     package = load_package(root).package
@@ -126,13 +127,6 @@ def test_scenes_are_spoken_in_order(sandbox: Sandbox, tmp_path: Path) -> None:
     assert "First, please." in scenes[0].text and "holds" in scenes[0].text and "holds" not in scenes[1].text
 
 
-def _arena_resources(client: object) -> tuple[list, list]:
-    containers = client.containers.list(all=True, filters={"label": f"{LABEL_MANAGED}=true"})  # type: ignore[attr-defined]
-    snapshots = [i for i in client.images.list(filters={"label": f"{LABEL_MANAGED}=true"})  # type: ignore[attr-defined]
-                 if i.labels.get(LABEL_KIND) == "snapshot"]
-    return containers, snapshots
-
-
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_killed_check_leaves_nothing_behind(engine: object, tmp_path: Path, stop: signal.Signals) -> None:
     root = make_valid_package(tmp_path / "environments")
@@ -141,12 +135,12 @@ def test_killed_check_leaves_nothing_behind(engine: object, tmp_path: Path, stop
     process = subprocess.Popen([arena, "check", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                env={**os.environ, "PYTHONUNBUFFERED": "1"})
     deadline = time.monotonic() + 240
-    while not _arena_resources(engine)[0]:
+    while not arena_resources(engine)[0]:
         assert time.monotonic() < deadline and process.poll() is None, process.communicate()
         time.sleep(0.2)
     time.sleep(1.0)  # mid-trial: containers exist and the oracle is sleeping
     process.send_signal(stop)
     code = process.wait(timeout=120)
     assert code == 130, process.communicate()
-    containers, snapshots = _arena_resources(engine)
+    containers, snapshots = arena_resources(engine)
     assert containers == [] and snapshots == []

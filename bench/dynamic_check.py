@@ -1,0 +1,143 @@
+"""Benchmark: `arena check` against the bare script peers' local harnesses run, on a bundled environment.
+
+The bare script uses the docker CLI for `docker build`, one oracle run and one verifier run in the same container
+(one trial). `arena check` runs the static checks, then every dynamic trial (oracle and do-nothing on several
+instances, determinism, isolation, the tamper suite) in fresh containers. Both start cold: the package gets a unique
+marker in its Dockerfile's first RUN, so no layer past the base image is cached. Then `arena check` runs again warm
+(image cached). Also: one command round trip through the sandbox's channel against `docker exec` from the CLI.
+
+    .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--round-trips 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from sandbox.channel import Channel  # noqa: E402
+from sandbox.containers import Tracker, server_entries, start_container, tar_of  # noqa: E402
+from sandbox.engine import connect, new_session_id  # noqa: E402
+from sandbox.images import ensure_image  # noqa: E402
+from taskpkg.loader import load_package  # noqa: E402
+
+ARENA = str(Path(sys.executable).parent / "arena")
+
+
+def cold_copy(source: Path, into: Path) -> Path:
+    """A copy of the package whose build shares no layer with anything built before."""
+    target = into / source.name
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
+    dockerfile = target / "environment" / "Dockerfile"
+    text = dockerfile.read_text()
+    dockerfile.write_text(text.replace("RUN ", f"RUN echo {uuid.uuid4().hex} >/etc/arena-bench && ", 1))
+    return target
+
+
+def sh(*args: str, **kwargs: object) -> str:
+    return subprocess.run(args, check=True, capture_output=True, text=True, **kwargs).stdout  # type: ignore[call-overload]
+
+
+def bare_script(package_dir: Path) -> tuple[float, float]:
+    """docker build + one oracle run + one verifier run, with the docker CLI. Returns (seconds, reward)."""
+    package = load_package(package_dir).package
+    assert package is not None
+    tag = f"arena-bench-bare:{uuid.uuid4().hex[:8]}"
+    started = time.perf_counter()
+    sh("docker", "build", "-q", "-t", tag, str(package.environment_dir))
+    cid = sh("docker", "run", "-d", "--network", "none", tag, "sleep", "infinity").strip()
+    try:
+        sh("docker", "exec", cid, "mkdir", "-p", "/arena/output")
+        sh("docker", "cp", str((package.root / package.generator).parent), f"{cid}:/arena/instance")
+        sh("docker", "exec", "-e", "ARENA_INSTANCE=0", "-w", "/workspace", cid, "python3",
+           f"/arena/instance/{Path(package.generator).name}")
+        sh("docker", "exec", cid, "chown", "-R", "1000:1000", "/workspace")
+        sh("docker", "cp", str(package.oracle_dir), f"{cid}:/arena/oracle")
+        sh("docker", "exec", "-u", "1000", "-w", "/workspace", cid, "sh", f"/arena/oracle/{package.oracle_entrypoint}")
+        sh("docker", "exec", cid, "mkdir", "-p", "/arena/verifier")
+        sh("docker", "cp", str(package.verifier_file), f"{cid}:/arena/verifier/verifier.py")
+        for data in package.verifier_data:
+            sh("docker", "cp", str(package.root / data), f"{cid}:/arena/verifier/{data}")
+        sh("docker", "exec", "-e", "ARENA_INSTANCE=0", "-e", "ARENA_OUTPUT=/arena/output/reward.json", cid,
+           "python3", "-I", "/arena/verifier/verifier.py")
+        reward = json.loads(sh("docker", "exec", cid, "cat", "/arena/output/reward.json"))["reward"]
+    finally:
+        sh("docker", "rm", "-f", cid)
+    elapsed = time.perf_counter() - started
+    sh("docker", "rmi", "-f", tag)
+    return elapsed, reward
+
+
+def arena_check(package_dir: Path) -> tuple[float, int]:
+    """The full `arena check`. Returns (seconds, trials run)."""
+    started = time.perf_counter()
+    done = subprocess.run([ARENA, "check", "--format", "json", str(package_dir)], capture_output=True, text=True)
+    elapsed = time.perf_counter() - started
+    if not done.stdout.strip():
+        raise SystemExit(f"arena check printed no report (exit {done.returncode}):\n{done.stderr[-3000:]}")
+    report = json.loads(done.stdout)
+    assert done.returncode == 0, report["packages"][0]["diagnostics"]
+    return elapsed, len(report["packages"][0]["trials"])
+
+
+def round_trips(package_dir: Path, count: int) -> tuple[float, float]:
+    """Seconds per `true` through the sandbox's channel and through `docker exec` from the CLI."""
+    package = load_package(package_dir).package
+    assert package is not None
+    client = connect()
+    tracker = Tracker(client)
+    session = new_session_id()
+    image = ensure_image(client, package, session)
+    container = start_container(tracker, image.tag, package.limits, "bench", session, package.name)
+    try:
+        container.put_archive("/", tar_of(server_entries()))
+        channel = Channel(client, container, "1000:1000")
+        channel.run("true", 10, cwd="/")
+        started = time.perf_counter()
+        for _ in range(count):
+            channel.run("true", 10, cwd="/")
+        ours = (time.perf_counter() - started) / count
+        channel.close()
+        started = time.perf_counter()
+        for _ in range(max(1, count // 4)):
+            sh("docker", "exec", "-u", "1000", container.id, "sh", "-c", "true")
+        cli = (time.perf_counter() - started) / max(1, count // 4)
+    finally:
+        tracker.remove_all()
+    return ours, cli
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--package", type=Path, default=ROOT / "environments" / "ledger-reconciliation")
+    parser.add_argument("--round-trips", type=int, default=200)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        bare_s, reward = bare_script(cold_copy(args.package, Path(folder) / "bare"))
+        package_dir = cold_copy(args.package, Path(folder) / "arena")
+        cold_s, trials = arena_check(package_dir)
+        warm_s, _ = arena_check(package_dir)
+        sh(ARENA, "gc", "--images")
+        ours, cli = round_trips(args.package, args.round_trips)
+        sh(ARENA, "gc", "--images")
+    print(f"package:                     {args.package.name}")
+    print(f"bare script (cold, 1 trial): {bare_s:6.2f} s  (oracle reward {reward})")
+    print(f"arena check (cold):          {cold_s:6.2f} s  ({trials} trials)")
+    print(f"arena check (warm):          {warm_s:6.2f} s")
+    print(f"ratio cold arena / bare:     {cold_s / bare_s:.2f}x with {trials}x the trials (target <= 1.5x, >= 6x)")
+    print(f"ratio warm / cold:           {warm_s / cold_s:.2f}")
+    print(f"command round trip: channel {ours * 1000:.2f} ms, docker exec CLI {cli * 1000:.1f} ms "
+          f"({cli / ours:.0f}x faster)")
+
+
+if __name__ == "__main__":
+    main()
