@@ -138,6 +138,18 @@ def schema(which: str) -> None:
     click.echo(schema_text() if which == "task" else json.dumps(report_schema(), indent=2))
 
 
+@cli.command(name="bot", epilog=("Exit codes: 0 handled (failures are explained on the PR); 1 the bot could not "
+             "post an explanation; 2 a required GITHUB_* variable or the event file is missing."))
+def bot_command() -> None:
+    """Handle this GitHub Actions run's event (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_TOKEN, ...).
+
+    workflow_run: publish the validation verdict on the PR; issue_comment: /arena help|check|train|cancel.
+    """
+    from bot.main import run as run_bot
+
+    sys.exit(run_bot(os.environ))
+
+
 cli.add_command(run_command)
 cli.add_command(gc_command)
 

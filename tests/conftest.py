@@ -11,6 +11,8 @@ import pytest
 from sandbox.cleanup import collect_garbage
 from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, OWNER_VARIABLE, EngineUnavailable, connect
 
+pytest_plugins = ("tests.conftest_github",)
+
 # Everything this test run creates (here and in `arena` subprocesses) carries this owner label, so the leak check
 # and the cleanup below see this run's resources only, never another process's on the same engine.
 OWNER = os.environ.setdefault(OWNER_VARIABLE, f"pytest-{uuid.uuid4().hex[:10]}")

@@ -1,0 +1,213 @@
+"""The only module that talks to GitHub (through PyGithub): the client, retries, and one small function per call.
+
+Every function returns plain records (bot.model) and raises ApiError for any failure, so nothing else in the bot sees
+PyGithub. Objects are lazy, so each function costs exactly the requests it names. Retries (urllib3 through PyGithub's
+GithubRetry): 5xx, 429 and rate-limited 403 responses, honouring Retry-After, with exponential backoff.
+
+Environment: GITHUB_REPOSITORY, GITHUB_API_URL, and either GITHUB_TOKEN or a GitHub App (ARENA_APP_ID,
+ARENA_APP_PRIVATE_KEY, ARENA_APP_INSTALLATION_ID). ARENA_GITHUB_BACKOFF scales retry waits (default 1.0) and
+ARENA_GITHUB_THROTTLE=off drops PyGithub's pauses between requests (for tests and benchmarks).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ParamSpec, TypeVar
+
+import requests
+from github import Auth, Github, GithubException, GithubRetry
+from github.IssueComment import IssueComment
+from github.Repository import Repository
+
+from bot.model import Comment, Pull
+
+P = ParamSpec("P")
+T = TypeVar("T")
+RETRIED_STATUSES = [429, *range(500, 600)]  # GithubRetry adds 403 when it is a rate limit or has Retry-After
+
+
+class ApiError(Exception):
+    """A GitHub request failed for good (after retries); status 0 when no response came."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(f"GitHub API {status or 'unreachable'}: {message}")
+        self.status = status
+
+
+class ConfigError(Exception):
+    """The environment does not say how to reach GitHub."""
+
+
+@dataclass
+class Client:
+    """A PyGithub client bound to one repository."""
+
+    gh: Github
+    repo_name: str
+
+    @functools.cached_property
+    def repo(self) -> Repository:
+        return self.gh.get_repo(self.repo_name)
+
+
+def connect(env: Mapping[str, str]) -> Client:
+    """A client for GITHUB_REPOSITORY, authenticated as the GitHub App when configured, else with GITHUB_TOKEN."""
+    repo = env.get("GITHUB_REPOSITORY", "")
+    if repo.count("/") != 1:
+        raise ConfigError("GITHUB_REPOSITORY must be owner/name")
+    backoff = float(env.get("ARENA_GITHUB_BACKOFF", "1.0"))
+    throttle = env.get("ARENA_GITHUB_THROTTLE", "on") != "off"
+    gh = Github(auth=_auth(env), base_url=env.get("GITHUB_API_URL") or "https://api.github.com", lazy=True,
+                per_page=100, retry=retry_policy(backoff), seconds_between_requests=0.25 if throttle else None,
+                seconds_between_writes=1.0 if throttle else None)
+    return Client(gh, repo)
+
+
+def retry_policy(backoff: float) -> GithubRetry:
+    """Five retries on 5xx, 429 and rate-limit 403s; Retry-After wins over backoff; waits capped at two minutes."""
+    return GithubRetry(total=5, backoff_factor=backoff, backoff_max=30 * backoff, status_forcelist=RETRIED_STATUSES,
+                       allowed_methods=frozenset({"GET", "POST", "PATCH", "PUT", "DELETE"}),
+                       respect_retry_after_header=True, raise_on_status=False,
+                       secondary_rate_wait=60 * backoff, max_rate_limit_wait=120)
+
+
+def _auth(env: Mapping[str, str]) -> Auth.Auth:
+    app_id, key, installation = (env.get(k) for k in ("ARENA_APP_ID", "ARENA_APP_PRIVATE_KEY",
+                                                      "ARENA_APP_INSTALLATION_ID"))
+    if app_id and key and installation:
+        return Auth.AppAuth(int(app_id), key).get_installation_auth(int(installation))
+    if env.get("GITHUB_TOKEN"):
+        return Auth.Token(env["GITHUB_TOKEN"])
+    raise ConfigError("set GITHUB_TOKEN, or ARENA_APP_ID, ARENA_APP_PRIVATE_KEY and ARENA_APP_INSTALLATION_ID")
+
+
+def _api(function: Callable[P, T]) -> Callable[P, T]:
+    @functools.wraps(function)
+    def call(*args: P.args, **kwargs: P.kwargs) -> T:
+        try:
+            return function(*args, **kwargs)
+        except GithubException as exc:
+            message = exc.data.get("message") if isinstance(exc.data, dict) else exc.data
+            raise ApiError(exc.status, str(message)) from exc
+        except requests.RequestException as exc:
+            raise ApiError(0, type(exc).__name__) from exc
+    return call
+
+
+def _pull(pr: Any) -> Pull:
+    head_repo = pr.head.repo.full_name if pr.head.repo is not None else None
+    return Pull(number=pr.number, state=pr.state, title=pr.title, author=pr.user.login if pr.user else "ghost",
+                head_sha=pr.head.sha, head_ref=pr.head.ref, head_repo=head_repo,
+                labels=tuple(label.name for label in pr.labels))
+
+
+def _comment_object(client: Client, comment_id: int) -> IssueComment:
+    return IssueComment(client.gh.requester, url=f"{client.repo.url}/issues/comments/{comment_id}")
+
+
+@_api
+def get_pull(client: Client, number: int) -> Pull:
+    """GET /repos/{repo}/pulls/{number}."""
+    return _pull(client.repo.get_pull(number))
+
+
+@_api
+def find_pull_by_head(client: Client, head_repo: str, head_ref: str, head_sha: str) -> Pull | None:
+    """The open pull request from head_repo's head_ref (preferring one whose head is head_sha): one listing."""
+    owner = head_repo.split("/")[0]
+    found = [_pull(p) for p in client.repo.get_pulls(state="open", head=f"{owner}:{head_ref}")]
+    found = [p for p in found if p.head_repo == head_repo]
+    return next((p for p in found if p.head_sha == head_sha), found[0] if found else None)
+
+
+@_api
+def count_open_pulls_by(client: Client, author: str) -> int:
+    """How many open pull requests author has in the repository (lists open pull requests)."""
+    return sum(1 for p in client.repo.get_pulls(state="open") if p.user and p.user.login == author)
+
+
+@_api
+def list_changed_files(client: Client, number: int) -> list[str]:
+    """Every path a pull request touches, renamed files under both names (GitHub lists at most 3000)."""
+    paths = []
+    for changed in client.repo.get_pull(number).get_files():
+        paths.append(changed.filename)
+        if changed.previous_filename:
+            paths.append(changed.previous_filename)
+    return paths
+
+
+@_api
+def list_issue_comments(client: Client, number: int) -> list[Comment]:
+    """Every comment on the PR's conversation, oldest first."""
+    return [Comment(c.id, c.user.login if c.user else "ghost", c.user.type if c.user else "User", c.body or "")
+            for c in client.repo.get_issue(number).get_comments()]
+
+
+@_api
+def create_comment(client: Client, number: int, body: str) -> int:
+    """POST a new comment; returns its id."""
+    return client.repo.get_issue(number).create_comment(body).id
+
+
+@_api
+def edit_comment(client: Client, comment_id: int, body: str) -> None:
+    """PATCH a comment's body."""
+    _comment_object(client, comment_id).edit(body)
+
+
+@_api
+def delete_comment(client: Client, comment_id: int) -> None:
+    """DELETE a comment."""
+    _comment_object(client, comment_id).delete()
+
+
+@_api
+def add_reaction(client: Client, comment_id: int, content: str) -> None:
+    """React to a comment (+1, -1, eyes, ...)."""
+    _comment_object(client, comment_id).create_reaction(content)
+
+
+@_api
+def add_labels(client: Client, number: int, labels: list[str]) -> None:
+    """Add labels in one request (GitHub creates missing ones)."""
+    client.repo.get_issue(number).add_to_labels(*labels)
+
+
+@_api
+def remove_label(client: Client, number: int, label: str) -> None:
+    """Remove one label; a label that is already gone is fine."""
+    try:
+        client.repo.get_issue(number).remove_from_labels(label)
+    except GithubException as exc:
+        if exc.status != 404:
+            raise
+
+
+@_api
+def create_status(client: Client, sha: str, state: str, context: str, description: str,
+                  target_url: str | None) -> None:
+    """POST a commit status (error, failure, pending or success) on sha."""
+    payload = {"state": state, "context": context, "description": description[:140]}
+    if target_url:
+        payload["target_url"] = target_url
+    client.gh.requester.requestJsonAndCheck("POST", f"{client.repo.url}/statuses/{sha}", input=payload)
+
+
+@_api
+def get_permission(client: Client, login: str) -> str:
+    """The user's legacy permission on the repository: admin, write, read or none (none for unknown users)."""
+    try:
+        return client.repo.get_collaborator_permission(login)
+    except GithubException as exc:
+        if exc.status == 404:
+            return "none"
+        raise
+
+
+@_api
+def rerun_workflow(client: Client, run_id: int) -> None:
+    """Re-run a completed workflow run."""
+    client.gh.requester.requestJsonAndCheck("POST", f"{client.repo.url}/actions/runs/{run_id}/rerun")

@@ -1,0 +1,63 @@
+"""Plain records the bot decides on: what GitHub said (pull requests, comments) and how the bot is configured."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Pull:
+    """A pull request as the API reports it now (never as an artifact claims it)."""
+
+    number: int
+    state: str
+    title: str
+    author: str
+    head_sha: str
+    head_ref: str
+    head_repo: str | None
+    labels: tuple[str, ...] = ()
+
+    @property
+    def head_label(self) -> str:
+        """`owner:branch`, as GitHub shows the head of a pull request."""
+        return f"{(self.head_repo or '?').split('/')[0]}:{self.head_ref}"
+
+
+@dataclass(frozen=True)
+class Comment:
+    """An issue comment."""
+
+    id: int
+    author: str
+    author_type: str
+    body: str
+
+
+@dataclass(frozen=True)
+class Config:
+    """Where the bot runs and its knobs."""
+
+    repo: str
+    server_url: str = "https://github.com"
+    run_url: str | None = None
+    max_open_prs_per_author: int = 3
+    bot_login: str | None = None
+
+    def run_link(self, run_id: int | None) -> str | None:
+        """The Actions page of a workflow run of this repository."""
+        return f"{self.server_url}/{self.repo}/actions/runs/{run_id}" if run_id else self.run_url
+
+
+@dataclass
+class Facts:
+    """What the bot learned from the API (and the artifact) before deciding; None where not asked for."""
+
+    pull: Pull | None = None
+    files: list[str] | None = None
+    comments: list[Comment] | None = None
+    permission: str | None = None
+    author_open_prs: int | None = None
+    report: dict | None = None
+    report_error: str | None = None
+    fetched: set[str] = field(default_factory=set)

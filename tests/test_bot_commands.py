@@ -1,0 +1,154 @@
+"""Slash commands end to end (`bot.main.run(env)` on issue_comment payloads against the stand-in): authorization only
+through the collaborator permission API, polite refusals, the pinned SHA, and no launch without authorization."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from bot.actions import LaunchTraining
+from tests.support.github_standin import fake_sha as sha
+
+if TYPE_CHECKING:
+    from tests.conftest_github import World
+
+REPO = "arena-org/arena"
+FILES = ["environments/sample-task/task.md", "environments/sample-task/verifier.py"]
+
+
+@pytest.fixture
+def passing(world: World, reports: dict[str, Path]) -> int:
+    """A fork PR whose head has a passing verdict from run 300."""
+    number, _ = world.open_fork_pr(FILES, sha(1))
+    assert world.run("workflow_run", world.run_event(number, run_id=300, conclusion="success"), reports["fixed"]) == 0
+    return number
+
+
+class Launches(list):
+    def __call__(self, action: LaunchTraining) -> str:
+        self.append(action)
+        return "job arena-train-1 queued"
+
+
+def test_a_maintainer_authorizes_training_at_the_pinned_head_and_launch_is_not_configured(world: World,
+                                                                                         passing: int) -> None:
+    event = world.comment_event(passing, "maintainer", "Looks good!\n\n/arena train")
+    before = len(world.hub.log)
+    assert world.run("issue_comment", event) == 0
+    (reply,) = world.replies(passing)
+    assert f"Training authorized by maintainer for commit {sha(1)}" in reply
+    assert "**Launch is not configured** for this arena yet, so nothing was started." in reply
+    assert world.hub.reactions(REPO, event["comment"]["id"]) == ["+1"]
+    paths = [(e.method, e.path) for e in world.hub.log[before:]]
+    assert ("GET", f"/repos/{REPO}/collaborators/maintainer/permission") in paths
+    assert len(paths) == 5, paths  # permission, pull, comments listing, reaction, reply
+
+
+def test_training_goes_to_the_launcher_with_the_sha_pinned_at_authorization(world: World, passing: int) -> None:
+    launches = Launches()
+    assert world.run("issue_comment", world.comment_event(passing, "maintainer", f"/arena train {sha(1)[:10]}"),
+                     launcher=launches) == 0
+    assert launches == [LaunchTraining(passing, sha(1), "maintainer")]
+    assert "Training started by maintainer for commit" in world.replies(passing)[0]
+
+
+@pytest.mark.parametrize("role", [None, "read", "triage"])
+def test_train_from_someone_without_write_access_is_refused_politely(world: World, passing: int,
+                                                                    role: str | None) -> None:
+    if role:
+        world.hub.set_role(REPO, "someone", role)
+    event = world.comment_event(passing, "someone", "/arena train")
+    assert event["comment"]["author_association"] == "OWNER"  # the payload says OWNER; only the API decides
+    launches = Launches()
+    assert world.run("issue_comment", event, launcher=launches) == 0
+    assert launches == []
+    (reply,) = world.replies(passing)
+    assert reply.startswith("Sorry someone, I can't run `/arena train`: only maintainers (write, maintain or admin")
+    assert world.hub.reactions(REPO, event["comment"]["id"]) == []
+
+
+def test_write_and_admin_are_maintainers_too(world: World, passing: int) -> None:
+    world.hub.set_role(REPO, "writer", "write")
+    launches = Launches()
+    assert world.run("issue_comment", world.comment_event(passing, "writer", "/arena train"), launcher=launches) == 0
+    assert world.run("issue_comment", world.comment_event(passing, "arena-org", "/arena train"), launcher=launches) == 0
+    assert [a.requested_by for a in launches] == ["writer", "arena-org"]  # arena-org owns the repository: admin
+
+
+def test_train_is_refused_when_the_head_moved_since_the_verdict(world: World, passing: int) -> None:
+    world.hub.push(REPO, passing, sha(2))
+    launches = Launches()
+    assert world.run("issue_comment", world.comment_event(passing, "maintainer", "/arena train"),
+                     launcher=launches) == 0
+    assert launches == []
+    assert (f"the head moved since the verdict: the verdict is for {sha(1)[:7]}, the head is now {sha(2)[:7]}"
+            in world.replies(passing)[0])
+    assert world.run("issue_comment", world.comment_event(passing, "maintainer", f"/arena train {sha(1)[:8]}"),
+                     launcher=launches) == 0
+    assert launches == [] and "the head moved: you asked for" in world.replies(passing)[1]
+
+
+def test_train_needs_a_passing_verdict(world: World, reports: dict[str, Path]) -> None:
+    number, _ = world.open_fork_pr(FILES, sha(1))
+    launches = Launches()
+    assert world.run("issue_comment", world.comment_event(number, "maintainer", "/arena train"),
+                     launcher=launches) == 0
+    assert "there is no verdict on the head commit" in world.replies(number)[0]
+    assert world.run("workflow_run", world.run_event(number, run_id=301), reports["broken"]) == 0
+    assert world.run("issue_comment", world.comment_event(number, "maintainer", "/arena train"),
+                     launcher=launches) == 0
+    assert launches == [] and "is a fail; training needs a pass" in world.replies(number)[1]
+
+
+def test_a_contributor_cannot_forge_a_passing_sticky_comment(world: World) -> None:
+    number, _ = world.open_fork_pr(FILES, sha(1))
+    world.hub.post_comment(REPO, number, "attacker", "<!-- posttrain-arena:sticky -->\n"
+                           f"<!-- posttrain-arena:state head={sha(1)} run=999.1 outcome=pass -->\n## ✅ passed")
+    launches = Launches()
+    assert world.run("issue_comment", world.comment_event(number, "maintainer", "/arena train"),
+                     launcher=launches) == 0
+    assert launches == [] and "there is no verdict" in world.replies(number)[0]
+    assert world.run("pull_request_target", world.pr_event("synchronize", number)) == 0
+    forged = [c for c in world.hub.comments(REPO, number) if c["user"] == "attacker"]
+    assert forged[0]["body"].endswith("## ✅ passed")  # never edited by the bot
+
+
+@pytest.mark.parametrize("case", ["edited", "bot", "no command", "quoted", "plain issue"])
+def test_comments_that_carry_no_command_cost_no_api_call(world: World, passing: int, case: str) -> None:
+    if case == "plain issue":
+        event = world.payload("issue_comment.created.json")
+        event["comment"]["body"] = "/arena train"
+    elif case == "edited":
+        event = world.comment_event(passing, "maintainer", "/arena train", action="edited")
+    elif case == "bot":
+        event = world.comment_event(passing, "helper[bot]", "/arena train", user_type="Bot")
+    elif case == "quoted":
+        event = world.comment_event(passing, "maintainer", "> /arena train\n\n```\n/arena train\n```\nlater")
+    else:
+        event = world.comment_event(passing, "maintainer", "/train --gpus 1")  # the payload's own body style
+    before = len(world.hub.log)
+    launches = Launches()
+    assert world.run("issue_comment", event, launcher=launches) == 0
+    assert world.hub.log[before:] == [] and launches == []
+
+
+def test_help_and_unknown_commands_get_the_help_reply(world: World, passing: int) -> None:
+    assert world.run("issue_comment", world.comment_event(passing, "drive-by", "/arena help")) == 0
+    assert world.run("issue_comment", world.comment_event(passing, "drive-by", "/arena <b>@everyone</b>")) == 0
+    assert world.run("issue_comment", world.comment_event(passing, "drive-by", "/arena")) == 0
+    help_reply, unknown, bare = world.replies(passing)
+    assert "| `/arena train [SHA]` | maintainers |" in help_reply and bare == help_reply
+    assert "“&lt;b&gt;@\u200beveryone&lt;/b&gt;”" in unknown and help_reply in unknown
+    assert not world.hub.calls("GET", "/permission")  # help needs no authorization
+
+
+def test_check_reruns_the_validation_of_the_head_and_cancel_has_nothing_to_cancel(world: World,
+                                                                                   passing: int) -> None:
+    assert world.run("issue_comment", world.comment_event(passing, "maintainer", "/arena check")) == 0
+    assert world.hub.repos[REPO].reruns == [300]
+    assert world.run("issue_comment", world.comment_event(passing, "maintainer", "/arena cancel")) == 0
+    assert "Nothing to cancel" in world.replies(passing)[0]
+    assert world.run("issue_comment", world.comment_event(passing, "someone", "/arena check")) == 0
+    assert world.hub.repos[REPO].reruns == [300] and "Sorry someone" in world.replies(passing)[1]

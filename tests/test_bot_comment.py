@@ -1,0 +1,82 @@
+"""The sticky comment's Markdown: every untrusted string inert, links at the PR head, and a bounded size."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.comment import LIMIT, Context, inline, verdict_body
+from bot.sticky import MARKER, StickyState, parse_state
+from tests.support.github_standin import fake_sha
+
+HEAD = fake_sha(1)
+CTX = Context("https://github.com", "arena-org/arena", HEAD, "attacker:branch", "sample-task",
+              "https://github.com/arena-org/arena/actions/runs/9")
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("<script>alert(1)</script>", "&lt;script&gt;alert\\(1\\)&lt;/script&gt;"),
+    ("ping @octocat and @org/team", "ping @\u200boctocat and @\u200borg/team"),
+    ("a | b || c", "a \\| b \\|\\| c"),
+    ("use `rm -rf` here", "use \\`rm -rf\\` here"),
+    ("line one\nline two\r\n\tend", "line one line two end"),
+    ("<!-- posttrain-arena:sticky -->", "&lt;\\!-- posttrain-arena:sticky --&gt;"),
+    ("[click](https://evil.example/x)", "\\[click\\]\\(https:\u200b//evil.example/x\\)"),
+    ("![img](http://e/i.png)", "\\!\\[img\\]\\(http:\u200b//e/i.png\\)"),
+    ("see www.evil.example", "see w\u200bww.evil.example"),
+    ("fixes #12 and GH-3", "fixes #\u200b12 and GH-\u200b3"),
+    ("**bold** _it_ ~~s~~ $x$", "\\*\\*bold\\*\\* \\_it\\_ \\~\\~s\\~\\~ \\$x\\$"),
+    ("evil\u202eexe.txt", "evilexe.txt"),
+    ("&lt;already&gt;", "&amp;lt;already&amp;gt;"),
+    ("\\|", "\\\\\\|"),
+])
+def test_inline_makes_untrusted_text_inert(text: str, expected: str) -> None:
+    assert inline(text) == expected
+
+
+def test_inline_bounds_length_before_escaping() -> None:
+    out = inline("<" * 1000, limit=10)
+    assert out == "&lt;" * 9 + "…"
+
+
+def test_a_marker_in_untrusted_text_never_reads_as_the_bots() -> None:
+    body = verdict_body(StickyState(HEAD, "fail", 9, 1), CTX, _report([_diag("x")]),
+                        _package([_diag(f"{MARKER}\n<!-- posttrain-arena:state head={'0' * 40} run=99.9 "
+                                        "outcome=pass -->")], title=MARKER))
+    assert body.count("<!--") == 2 and parse_state(body) == StickyState(HEAD, "fail", 9, 1)
+
+
+def test_file_links_point_at_the_head_and_are_encoded() -> None:
+    link = CTX.blob_link("environments/sample-task", "data/a file (1)].txt", 7)
+    assert link == (f"[data/a file \\(1\\)\\].txt:7](https://github.com/arena-org/arena/blob/{HEAD}/"
+                    "environments/sample-task/data/a%20file%20%281%29%5D.txt#L7)")
+    assert CTX.blob_link("environments/sample-task", "../../secrets", 1) == "../../secrets:1"
+    assert CTX.blob_link("environments/sample-task", ".", None) == "."
+    assert CTX.blob_link("environments/sample-task", None, None) == "package"
+
+
+def test_a_huge_report_fits_one_comment_and_points_at_the_run() -> None:
+    diagnostics = [_diag("<" * 4000 + f" {n}", line=n + 1) for n in range(2000)]
+    body = verdict_body(StickyState(HEAD, "fail", 9, 1), CTX, _report(diagnostics), _package(diagnostics))
+    assert len(body) < LIMIT
+    assert re.search(r"\| … \| \| \| \d+ more findings not shown \| see the \[Actions run\]\(https://github.com/"
+                     r"arena-org/arena/actions/runs/9\) \|", body)
+    assert body.splitlines()[2].startswith("## ❌ Arena check failed")  # the verdict still comes first
+
+
+def _diag(message: str, line: int | None = 3) -> dict:
+    return {"check_id": "ARENA202", "severity": "error", "message": message, "fix": "fix it", "file": "task.md",
+            "line": line, "column": None}
+
+
+def _package(diagnostics: list[dict], title: str | None = None) -> dict:
+    return {"path": "environments/sample-task", "name": "sample-task", "title": title, "domain": "finance",
+            "instances": 10, "verdict": "fail", "counts": {"error": len(diagnostics), "warning": 0, "info": 0},
+            "duration_ms": 12.5, "diagnostics": diagnostics, "trials": [],
+            "checks": [{"check_id": "ARENA202", "title": "placeholder", "status": "failed"}]}
+
+
+def _report(diagnostics: list[dict]) -> dict:
+    return {"report_version": 1, "mode": "static", "duration_s": 0.1, "verdict": "fail",
+            "packages": [_package(diagnostics)]}
