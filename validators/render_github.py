@@ -47,16 +47,30 @@ def markdown_summary(report: Report, reproduce: str) -> str:
                      f"{p.duration_ms / 1000:.2f} s |")
     for p in report.packages:
         findings = [d for d in p.diagnostics if d.severity is not Severity.INFO]
-        if not findings:
-            continue
-        lines += ["", f"### `{md_escape(p.name or p.path)}`", "", "| | check | where | what | fix |",
-                  "|---|---|---|---|---|"]
-        for d in findings:
-            icon = "❌" if d.severity is Severity.ERROR else "⚠️"
-            lines.append(f"| {icon} | {d.check_id} | `{md_escape(d.location())}` | {md_escape(d.message)} | "
-                         f"{md_escape(d.fix)} |")
+        if findings or p.trials:
+            lines += ["", f"### `{md_escape(p.name or p.path)}`"]
+        if findings:
+            lines += ["", "| | check | where | what | fix |", "|---|---|---|---|---|"]
+            for d in findings:
+                icon = "❌" if d.severity is Severity.ERROR else "⚠️"
+                lines.append(f"| {icon} | {d.check_id} | `{md_escape(d.location())}` | {md_escape(d.message)} | "
+                             f"{md_escape(d.fix)} |")
+        if p.trials:
+            lines += ["", _trials_table(p.trials)]
     lines += ["", f"Reproduce locally: `{reproduce}`", ""]
     return "\n".join(lines)
+
+
+def _trials_table(trials: list[dict]) -> str:
+    """Every sandbox trial, folded: check, agent, instance, outcome, reward and time."""
+    ok = sum(t["outcome"] == "ok" for t in trials)
+    rows = [f"<details><summary>{len(trials)} sandbox trials, {ok} as expected</summary>", "",
+            "| check | agent | instance | outcome | reward | time |", "|---|---|---|---|---|---|"]
+    for t in trials:
+        reward = "-" if t["reward"] is None else f"{t['reward']:g}"
+        rows.append(f"| {t['check_id']} | `{md_escape(t['agent'])}` | {t['instance']} | {t['outcome']} | {reward} | "
+                    f"{t['duration_s']:.1f} s |")
+    return "\n".join([*rows, "", "</details>"])
 
 
 def md_escape(text: str) -> str:

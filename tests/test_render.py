@@ -1,0 +1,30 @@
+"""Report renderers: GitHub annotations and the Markdown job summary, including sandbox trials."""
+
+from __future__ import annotations
+
+from taskpkg.checks import check
+from validators.render_github import annotation, markdown_summary
+from validators.report import PackageReport, Report
+
+
+def _package(trials: list[dict], message: str = "bad") -> PackageReport:
+    finding = check("ARENA702").found(message, "fix it", "oracle/solve.sh", 3)
+    return PackageReport("environments/x", "x", "A title", "finance", 100, [finding], ["ARENA702"], 12.0, trials)
+
+
+def test_summary_lists_findings_and_folds_trials() -> None:
+    trials = [{"check_id": "ARENA702", "agent": "oracle", "instance": 7, "outcome": "failed", "reward": 0.0,
+               "duration_s": 1.25}]
+    text = markdown_summary(Report("full", [_package(trials)]), "arena check environments/x")
+    assert "❌ fail" in text and "| ❌ | ARENA702 | `oracle/solve.sh:3` | bad | fix it |" in text
+    assert "<details><summary>1 sandbox trials, 0 as expected</summary>" in text
+    assert "| ARENA702 | `oracle` | 7 | failed | 0 | 1.2 s |" in text
+
+
+def test_untrusted_text_cannot_break_the_summary_or_annotations() -> None:
+    hostile = "x | <img src=x onerror=alert(1)> @maintainers\n::error::forged"
+    text = markdown_summary(Report("static", [_package([], hostile)]), "arena check environments/x")
+    assert "<img" not in text and "@maintainers" not in text and "\n::error" not in text
+    line = annotation(_package([], hostile), _package([], hostile).diagnostics[0])
+    assert line.count("\n") == 0 and "%0A::error::forged" in line
+    assert line.startswith("::error file=environments/x/oracle/solve.sh,line=3,title=ARENA702")
