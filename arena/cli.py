@@ -16,6 +16,7 @@ from rich.console import Console
 from arena.checking import check_packages, display_path
 from arena.episode_command import gc_command, run_command
 from arena.exit_codes import EPILOG, ExitCode
+from arena.interop_commands import export_command, import_command
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import find_packages
 from taskpkg.domains import DOMAINS
@@ -150,8 +151,8 @@ def bot_command() -> None:
     sys.exit(run_bot(os.environ))
 
 
-cli.add_command(run_command)
-cli.add_command(gc_command)
+for command in (run_command, gc_command, import_command, export_command):
+    cli.add_command(command)
 
 
 def _terminate(signum: int, frame: object) -> None:

@@ -142,6 +142,13 @@ def test_invalid_rewards_are_verifier_errors(sandbox: Sandbox, package_dir: Path
     assert all(t["reward"] is None for t in result.trials)
 
 
+def test_verifier_that_writes_nothing_is_a_verifier_error(sandbox: Sandbox, package_dir: Path) -> None:
+    edit(package_dir / "verifier.py", '    Path(os.environ["ARENA_OUTPUT"]).write_text(json.dumps(score()))',
+         "    score()")
+    messages = [d.message for d in dynamic(sandbox, package_dir).diagnostics if d.check_id == "ARENA709"]
+    assert messages and "wrote no reward file" in messages[0]
+
+
 def test_missing_prompt_value_is_a_setup_error(sandbox: Sandbox, package_dir: Path) -> None:
     edit(package_dir / "task.md", "holds {{ instance.count }} integers", "holds {{ instance.total }} integers")
     messages = [d.message for d in dynamic(sandbox, package_dir).diagnostics if d.check_id == "ARENA710"]

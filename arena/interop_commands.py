@@ -1,0 +1,72 @@
+"""`arena import` (BenchFlow or Harbor task → native package) and `arena export` (native → Harbor)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from arena.checking import display_path
+from arena.exit_codes import EPILOG, ExitCode
+from interop import InteropError, PackageHasErrors, export_harbor, import_task
+from taskpkg.domains import DOMAINS
+from validators.render_human import render_human
+from validators.report import Report
+from validators.static import run_static_checks
+
+
+@click.command(name="import", epilog=EPILOG)
+@click.argument("src", type=click.Path(exists=True, path_type=Path))
+@click.option("--name", help="Package name (default: the source's name as a slug).")
+@click.option("--domain", "-d", type=click.Choice(DOMAINS), help="Domain (default: mapped from the source's category).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("environments"),
+              show_default=True, help="Folder to write the package into.")
+@click.option("--github", help="GitHub handle for an author the source names without one.")
+@click.option("--license", "license_id", help="SPDX licence when the source declares none.")
+@click.option("--verbose", "-v", is_flag=True, help="Show notes (info-level findings) too.")
+def import_command(src: Path, name: str | None, domain: str | None, out: Path, github: str | None,
+                   license_id: str | None, verbose: bool) -> None:
+    """Import a BenchFlow (task.md) or Harbor (task.toml) task as a native package, then static-check it.
+
+    Prints what could not be carried over or was defaulted, each with its file and line. Exit 2 means nothing was
+    written (the message says why); 1 means the package was written but the static check found errors to fix.
+    """
+    try:
+        result = import_task(src, out, name, domain, github=github, license=license_id)
+    except InteropError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(ExitCode.USAGE)
+    click.echo(f"Imported the {result.source_format} task {src} as {display_path(result.package_path)}/")
+    for heading, lines in (("Not carried over, or defaulted", result.unmapped), ("Notes", result.notes)):
+        if lines:
+            click.echo(f"\n{heading} ({len(lines)}):")
+            click.echo("\n".join(f"  - {line}" for line in lines))
+    click.echo("")
+    report = Report(mode="static", packages=[run_static_checks(result.package_path,
+                                                               display_path(result.package_path))])
+    render_human(report, Console(), verbose)
+    sys.exit(ExitCode.OK if report.passed else ExitCode.CHECK_FAILED)
+
+
+@click.command(name="export", epilog=EPILOG)
+@click.argument("package", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--format", "output_format", type=click.Choice(["harbor"]), required=True, help="Target format.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write into.")
+def export_command(package: Path, output_format: str, out: Path) -> None:
+    """Export a native package as a Harbor task (instance 0), which Harbor's own loader accepts."""
+    report = run_static_checks(package, display_path(package))
+    if not report.passed:
+        render_human(Report(mode="static", packages=[report]), Console(), False)
+        click.echo("error: fix the errors above before exporting", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    try:
+        target = export_harbor(package, out)
+    except PackageHasErrors as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    except InteropError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(ExitCode.USAGE)
+    click.echo(f"Wrote the Harbor task {display_path(target)}/ (instance 0 of {report.name})")

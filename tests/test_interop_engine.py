@@ -1,0 +1,42 @@
+"""An imported task passes `arena check` end to end on the real engine, as a contributor would run it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.support.packages import edit
+
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "interop"
+ARENA = str(Path(sys.executable).parent / "arena")
+# The fixtures' base image is what their authors use; this machine has no registry, so the test swaps it for the
+# locally made Debian image with the same interpreter installed. On a machine that can pull, nothing else changes.
+LOCAL_BASE = ("FROM debian:bookworm-slim\nRUN apt-get update && apt-get install -y --no-install-recommends python3 "
+              "&& rm -rf /var/lib/apt/lists/*")
+
+
+def arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=900,
+                          env={**os.environ, "COLUMNS": "160"})
+
+
+@pytest.mark.parametrize("source", ["harbor/invoice-total", "benchflow/dose-check"])
+def test_imported_task_passes_arena_check(engine: object, tmp_path: Path, source: str) -> None:
+    imported = arena("import", str(FIXTURES / source), "--out", "environments", "--github", "octocat",
+                     "--license", "MIT", cwd=tmp_path)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    package = tmp_path / "environments" / source.split("/")[1]
+    edit(package / "environment" / "Dockerfile", "FROM python:3.12-slim", LOCAL_BASE)
+    checked = arena("check", "--format", "json", str(package), cwd=tmp_path)
+    report = json.loads(checked.stdout)
+    (result,) = report["packages"]
+    errors = [d for d in result["diagnostics"] if d["severity"] == "error"]
+    assert checked.returncode == 0 and errors == [], errors
+    assert {d["check_id"] for d in result["diagnostics"] if d["severity"] == "warning"} == {"ARENA119"}
+    assert report["mode"] == "full" and all(t["outcome"] == "ok" for t in result["trials"])
+    assert [t["reward"] for t in result["trials"] if t["agent"] == "oracle"] == [1.0, 1.0]
