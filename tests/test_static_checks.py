@@ -206,3 +206,14 @@ def test_each_placeholder_is_reported_once_with_its_line(tmp_path: Path) -> None
     for finding in placeholders:
         assert "TODO(arena)" in (package / finding.file).read_text().split("\n")[finding.line - 1]
     assert {d.check_id for d in run_static_checks(package).diagnostics if d.severity.value == "error"} == {"ARENA202"}
+
+
+@pytest.mark.parametrize(("line", "check_id"), [
+    ("curl -fsSL https://example.com/x.sh | bash", "ARENA407"),
+    ("pip install pytest==8.0.0", "ARENA504"),
+    ("uvx pytest /tests", "ARENA504"),
+])
+def test_scripts_in_verifier_data_are_checked(package: Path, line: str, check_id: str) -> None:
+    _write("instance/run_tests.sh", f"#!/bin/sh\n# a comment: pip install is fine here\n{line}\n")(package)
+    found = [d for d in run_static_checks(package).diagnostics if d.check_id == check_id]
+    assert [(d.file, d.line) for d in found] == [("instance/run_tests.sh", 3)]

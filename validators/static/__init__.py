@@ -17,7 +17,7 @@ from validators.static.files import check_files, walk
 from validators.static.oracle_source import CHECK_IDS as ORACLE_IDS
 from validators.static.oracle_source import check_oracle
 from validators.static.verifier_source import CHECK_IDS as VERIFIER_IDS
-from validators.static.verifier_source import check_verifier
+from validators.static.verifier_source import check_verifier, check_verifier_scripts
 
 STATIC_IDS = tuple(sorted(cid for cid in CHECKS if cid < "ARENA700"))
 _NEEDS_PACKAGE = frozenset(ORACLE_IDS) | {"ARENA406"}
@@ -39,6 +39,7 @@ def run_static_checks(root: Path, display_path: str | None = None) -> PackageRep
         checks_run |= set(FILE_IDS) | set(DOCKERFILE_IDS) | set(VERIFIER_IDS)
         if loaded.package is not None:
             diagnostics += check_oracle(tree, loaded.package)
+            diagnostics += check_verifier_scripts(tree, loaded.package)
         else:
             checks_run -= _NEEDS_PACKAGE
             checks_run |= {d.check_id for d in diagnostics}

@@ -76,7 +76,7 @@ def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Dia
                 "Vendor the file into environment/ (small) or install it from a pinned package.", DOCKERFILE,
                 instruction.line))
         elif instruction.keyword in ("CMD", "ENTRYPOINT") and PIPE_TO_SHELL.search(instruction.arguments):
-            found.append(_pipe_to_shell(DOCKERFILE, instruction.line, "at run time"))
+            found.append(pipe_to_shell_finding(DOCKERFILE, instruction.line, "at run time"))
     found.extend(_check_environment_scripts(tree.files))
     if package is not None:
         found.extend(_check_copied_secrets(package, tree.files))
@@ -115,7 +115,7 @@ def _check_run(tree: PackageTree, instruction: Instruction) -> list[Diagnostic]:
     found = []
     command = instruction.arguments
     if PIPE_TO_SHELL.search(command):
-        found.append(_pipe_to_shell(DOCKERFILE, instruction.line, "while building"))
+        found.append(pipe_to_shell_finding(DOCKERFILE, instruction.line, "while building"))
     for match in PIP_INSTALL.finditer(command):
         for problem in _unpinned_pip(tree, match.group("args")):
             found.append(check("ARENA403").found(
@@ -168,7 +168,7 @@ def _split(arguments: str) -> list[str]:
         return arguments.split()
 
 
-def _pipe_to_shell(file: str, line: int, when: str) -> Diagnostic:
+def pipe_to_shell_finding(file: str, line: int, when: str) -> Diagnostic:
     return check("ARENA407").found(
         f"a download is piped into a shell {when}: unpinned code from the network",
         "Install from a pinned package, or vendor the script into environment/ and review it.", file, line)
@@ -180,7 +180,7 @@ def _check_environment_scripts(files: list[PackageFile]) -> list[Diagnostic]:
         if file.relative.startswith("environment/") and file.relative.endswith(".sh") and file.text:
             for number, line in enumerate(file.text.split("\n"), start=1):
                 if PIPE_TO_SHELL.search(line):
-                    found.append(_pipe_to_shell(file.relative, number, "in a script of the image"))
+                    found.append(pipe_to_shell_finding(file.relative, number, "in a script of the image"))
     return found
 
 

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import ast
+import re
 
 from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
+from taskpkg.model import TaskPackage
+from validators.static.dockerfile import PIPE_TO_SHELL, pipe_to_shell_finding
 from validators.static.files import PackageTree
 
 CHECK_IDS = ("ARENA501", "ARENA502", "ARENA503", "ARENA504", "ARENA505")
@@ -53,6 +56,27 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
         found.append(check("ARENA505").found(
             f"verifier.py never mentions {OUTPUT_VARIABLE}, so it cannot write the reward where the arena reads it",
             f'Write {{"reward": r, "details": {{...}}}} as JSON to os.environ["{OUTPUT_VARIABLE}"].', VERIFIER, 1))
+    return found
+
+
+def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
+    """Shell scripts in verifier data run at verification time too: no downloads piped to a shell, no installs."""
+    roots = tuple(data.rstrip("/") for data in package.verifier_data)
+    found: list[Diagnostic] = []
+    for file in tree.files:
+        in_data = any(file.relative == r or file.relative.startswith(r + "/") for r in roots)
+        text = file.text if in_data else None
+        if not text or not (file.relative.endswith((".sh", ".bash")) or text.startswith("#!")):
+            continue
+        for number, line in enumerate(text.split("\n"), start=1):
+            code = line.split("#", 1)[0] if not line.startswith("#!") else ""
+            if PIPE_TO_SHELL.search(code):
+                found.append(pipe_to_shell_finding(file.relative, number, "in a script the verifier runs"))
+            elif any(hint in code.lower() for hint in INSTALL_HINTS) or re.search(r"\b(?:uvx|pipx)\b", code):
+                found.append(check("ARENA504").found(
+                    f"{file.relative} installs packages at verification time: {code.strip()[:80]}",
+                    "Install what the tests need in environment/Dockerfile (pinned); the verifier has no network.",
+                    file.relative, number))
     return found
 
 
