@@ -17,6 +17,7 @@ from arena.checking import check_packages, display_path
 from arena.episode_command import gc_command, run_command
 from arena.exit_codes import EPILOG, ExitCode
 from arena.interop_commands import export_command, import_command
+from arena.repo_commands import changed_command, site_group
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import find_packages
 from taskpkg.domains import DOMAINS
@@ -146,12 +147,12 @@ def bot_command() -> None:
 
     workflow_run: publish the validation verdict on the PR; issue_comment: /arena help|check|train|cancel.
     """
-    from bot.main import run as run_bot
+    from bot.main import main as run_bot
 
-    sys.exit(run_bot(os.environ))
+    run_bot()
 
 
-for command in (run_command, gc_command, import_command, export_command):
+for command in (run_command, gc_command, import_command, export_command, changed_command, site_group):
     cli.add_command(command)
 
 

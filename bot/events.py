@@ -36,7 +36,7 @@ from bot.actions import (
 from bot.comment import Context, inline
 from bot.model import Config, Facts, Pull
 from bot.sticky import StickyState, current_state
-from taskpkg.scaffold import NAME_PATTERN
+from taskpkg.changes import classify_changes
 
 LABEL_PASS, LABEL_FAIL = "arena: checks passed", "arena: checks failed"
 LABEL_SCOPE, LABEL_CAP = "arena: needs-maintainer", "arena: too-many-open-prs"
@@ -69,23 +69,14 @@ def decide(event: str, payload: dict, facts: Facts, cfg: Config) -> list[Action]
 
 def scope(files: list[str]) -> tuple[str | None, list[str]]:
     """The one environment a PR changes, and the paths outside it (all paths when there is no single one)."""
-    names: dict[str, None] = {}
-    outside = []
-    for path in files:
-        parts = PurePosixPath(path).parts
-        if len(parts) >= 3 and parts[0] == "environments" and _valid_name(parts[1]) and ".." not in parts:
-            names[parts[1]] = None
-        else:
-            outside.append(path)
-    if len(names) == 1 and not outside and len(files) < MAX_FILES:
-        return next(iter(names)), []
+    changes = classify_changes(files)
+    outside = list(changes.outside)
+    if changes.single_package and len(files) < MAX_FILES:
+        return changes.packages[0], []
     if len(files) >= MAX_FILES:
         outside.append(f"(GitHub lists only {MAX_FILES} files; this pull request has more)")
-    return (next(iter(names)) if len(names) == 1 else None), outside or sorted(files) or ["(no files changed)"]
-
-
-def _valid_name(name: str) -> bool:
-    return 3 <= len(name) <= 48 and NAME_PATTERN.match(name) is not None
+    single = changes.packages[0] if len(changes.packages) == 1 else None
+    return single, outside or sorted(files) or ["(no files changed)"]
 
 
 # ----- workflow_run ----------------------------------------------------------------------------------------------

@@ -124,4 +124,4 @@ def launch(action: LaunchTraining, launcher: Launcher | None) -> str:
     if launcher is None:
         return (f"Training authorized by {who} for commit {sha} (pinned: later pushes do not change it).\n\n"
                 "**Launch is not configured** for this arena yet, so nothing was started.")
-    return f"Training started by {who} for commit {sha}: {comment.inline(launcher(action), 500)}"
+    return f"Training authorized by {who} for commit {sha}: {comment.inline(launcher(action), 500)}"

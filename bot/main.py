@@ -27,6 +27,7 @@ from bot.actions import Need, Publish, Reply, SetLabels
 from bot.comment import inline
 from bot.events import SHA, decide, failure_notice
 from bot.execute import Launcher, execute, gather, publish
+from bot.handoff import handoff_launcher
 from bot.model import Config, Facts, Pull
 from validators.render_github import escape_data
 
@@ -116,7 +117,7 @@ def _pull_from_payload(event: str, payload: dict) -> Pull | None:
 
 def main() -> None:
     """Console entry point."""
-    sys.exit(run(os.environ))
+    sys.exit(run(os.environ, handoff_launcher(os.environ)))
 
 
 if __name__ == "__main__":

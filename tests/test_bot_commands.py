@@ -51,7 +51,7 @@ def test_training_goes_to_the_launcher_with_the_sha_pinned_at_authorization(worl
     assert world.run("issue_comment", world.comment_event(passing, "maintainer", f"/arena train {sha(1)[:10]}"),
                      launcher=launches) == 0
     assert launches == [LaunchTraining(passing, sha(1), "maintainer")]
-    assert "Training started by maintainer for commit" in world.replies(passing)[0]
+    assert "Training authorized by maintainer for commit" in world.replies(passing)[0]
 
 
 @pytest.mark.parametrize("role", [None, "read", "triage"])

