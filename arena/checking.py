@@ -17,6 +17,7 @@ from sandbox.episode import Sandbox
 from taskpkg.checks import check
 from taskpkg.loader import load_package
 from validators.dynamic import DEFAULT_INSTANCES, DYNAMIC_IDS, pick_instances, plan, run_dynamic_checks
+from validators.dynamic.cache import cache_key, load, save
 from validators.report import PackageReport, Report
 from validators.static import run_static_checks_many
 
@@ -32,15 +33,19 @@ def display_path(path: Path) -> str:
 
 
 def check_packages(paths: list[Path], mode: str, instances: int = DEFAULT_INSTANCES,
-                   show_progress: bool = True) -> Report:
-    """Run the checks. mode: static (never Docker), auto (dynamic where an engine answers), dynamic (must)."""
+                   show_progress: bool = True, use_cache: bool = True) -> Report:
+    """Run the checks. mode: static (never Docker), auto (dynamic where an engine answers), dynamic (must).
+
+    With use_cache, a package whose every byte, and the arena and engine, are unchanged since its last dynamic
+    check reuses those results (see validators.dynamic.cache).
+    """
     started = time.perf_counter()
     reports = run_static_checks_many(paths, [display_path(p) for p in paths])
     report = Report(mode="static", packages=reports)
     if mode != "static":
         if engine_available():
             report.mode = "full"
-            _run_dynamic(paths, reports, instances, show_progress)
+            _run_dynamic(paths, reports, instances, show_progress, use_cache)
         elif mode == "dynamic":
             raise EngineUnavailable("no Docker engine answers; start one with `scripts/ensure-engine`, or run "
                                     "`arena check --static` for the checks that need none")
@@ -53,8 +58,10 @@ def check_packages(paths: list[Path], mode: str, instances: int = DEFAULT_INSTAN
     return report
 
 
-def _run_dynamic(paths: list[Path], reports: list[PackageReport], instances: int, show_progress: bool) -> None:
+def _run_dynamic(paths: list[Path], reports: list[PackageReport], instances: int, show_progress: bool,
+                 use_cache: bool) -> None:
     with Sandbox() as sandbox, _progress(show_progress) as progress:
+        engine_version = str(sandbox.client.version().get("Version", ""))
         for path, package_report in zip(paths, reports, strict=True):
             if not package_report.passed:
                 package_report.diagnostics.append(check("ARENA700").found(
@@ -64,10 +71,18 @@ def _run_dynamic(paths: list[Path], reports: list[PackageReport], instances: int
             package = load_package(path).package
             assert package is not None
             started = time.perf_counter()
-            advance = progress(package.name, len(plan(package, pick_instances(package.instance_count, instances))))
-            result = run_dynamic_checks(package, sandbox, instances, on_trial=advance)
-            package_report.diagnostics.extend(result.diagnostics)
-            package_report.trials = result.trials
+            key = cache_key(package, engine_version, {"instances": instances})
+            hit = load(key) if use_cache else None
+            if hit is not None:
+                diagnostics, trials, package_report.dynamic_cached_at = hit
+            else:
+                advance = progress(package.name, len(plan(package, pick_instances(package.instance_count,
+                                                                                  instances))))
+                result = run_dynamic_checks(package, sandbox, instances, on_trial=advance)
+                diagnostics, trials = result.diagnostics, result.trials
+                save(key, diagnostics, trials)
+            package_report.diagnostics.extend(diagnostics)
+            package_report.trials = trials
             package_report.checks_run = sorted(set(package_report.checks_run) | set(DYNAMIC_IDS))
             package_report.duration_ms += (time.perf_counter() - started) * 1000
 

@@ -63,13 +63,15 @@ def new(name: str, domain: str, into: Path) -> None:
               help="Fail with exit code 3 if no Docker engine answers, instead of skipping the dynamic checks.")
 @click.option("--instances", type=click.IntRange(1, 50), default=DEFAULT_INSTANCES, show_default=True,
               help="Distinct instances the oracle and the do-nothing agent are run on.")
+@click.option("--no-cache", is_flag=True, envvar="ARENA_NO_CACHE",
+              help="Run the dynamic checks even when nothing changed since the last run (env: ARENA_NO_CACHE=1).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="human", show_default=True,
               help="human: for a terminal; json: the versioned report; github: annotations and a job summary.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path),
               help="Also write the JSON report to this file.")
 @click.option("--verbose", "-v", is_flag=True, help="Show notes (info-level findings) too.")
-def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, instances: int, output_format: str,
-          output: Path | None, verbose: bool) -> None:
+def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, instances: int, no_cache: bool,
+          output_format: str, output: Path | None, verbose: bool) -> None:
     """Check packages (default: every package under environments/).
 
     PATHS are package folders or folders of packages. Each finding has a stable id (ARENAxxx), a severity, the file
@@ -81,7 +83,8 @@ def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, in
         raise click.UsageError("no packages found; pass a package folder such as environments/NAME")
     mode = "static" if static_only else "dynamic" if dynamic_required else "auto"
     try:
-        report = check_packages(packages, mode, instances, show_progress=output_format == "human" or mode != "static")
+        report = check_packages(packages, mode, instances, show_progress=output_format == "human" or mode != "static",
+                                use_cache=not no_cache)
     except (EngineUnavailable, DockerException) as exc:
         click.echo(f"arena: the Docker engine failed: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 import uuid
 from collections.abc import Iterator
 
@@ -16,6 +17,8 @@ pytest_plugins = ("tests.conftest_github",)
 # Everything this test run creates (here and in `arena` subprocesses) carries this owner label, so the leak check
 # and the cleanup below see this run's resources only, never another process's on the same engine.
 OWNER = os.environ.setdefault(OWNER_VARIABLE, f"pytest-{uuid.uuid4().hex[:10]}")
+# Dynamic results this run caches stay in this run: tests never reuse results of an earlier run.
+os.environ.setdefault("ARENA_CACHE_DIR", tempfile.mkdtemp(prefix="arena-test-cache-"))
 
 
 def arena_resources(client: object) -> tuple[list, list]:

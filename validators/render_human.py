@@ -43,7 +43,9 @@ def _render_package(package: PackageReport, console: Console, verbose: bool) -> 
         console.print(Text(f"  {hidden} note(s) hidden; --verbose shows them", style="dim"))
     if package.trials:
         ok = sum(t["outcome"] == "ok" for t in package.trials)
-        console.print(Text(f"  {len(package.trials)} trials in the sandbox: {ok} as expected", style="dim"))
+        reused = (f" (results of {package.dynamic_cached_at}: nothing changed since; --no-cache runs them again)"
+                  if package.dynamic_cached_at else "")
+        console.print(Text(f"  {len(package.trials)} trials in the sandbox: {ok} as expected{reused}", style="dim"))
     for trial in package.trials:
         if verbose or trial["outcome"] != "ok":
             style = "dim" if trial["outcome"] == "ok" else "red"

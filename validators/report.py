@@ -30,6 +30,7 @@ class PackageReport:
     checks_run: list[str]
     duration_ms: float
     trials: list[dict] = field(default_factory=list)
+    dynamic_cached_at: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -67,6 +68,7 @@ class PackageReport:
             "diagnostics": [d.to_dict() for d in self.diagnostics],
             "checks": self.check_outcomes(),
             "trials": self.trials,
+            "dynamic_cached_at": self.dynamic_cached_at,
         }
 
 
