@@ -11,10 +11,32 @@ from rich.console import Console
 from arena.checking import display_path
 from arena.exit_codes import EPILOG, ExitCode
 from interop import InteropError, PackageHasErrors, export_harbor, import_task
+from interop.harbor_export import InstanceMaker
+from sandbox.engine import engine_available
+from sandbox.episode import Sandbox, SetupError
 from taskpkg.domains import DOMAINS
+from taskpkg.model import TaskPackage
 from validators.render_human import render_human
 from validators.report import Report
 from validators.static import run_static_checks
+
+
+def _sandboxed_instance_maker() -> InstanceMaker | None:
+    """Make instance 0 in the sandbox where an engine answers (package code never runs on this machine then)."""
+    if not engine_available():
+        click.echo("note: no Docker engine answers, so the generator runs on this machine for instance 0", err=True)
+        return None
+
+    def make(package: TaskPackage, scratch: Path) -> tuple[dict, Path]:
+        workspace = scratch / "workspace"
+        with Sandbox() as sandbox:
+            try:
+                values = sandbox.make_instance(package, 0, workspace)
+            except SetupError as exc:
+                raise InteropError(package.generator, f"failed for instance 0: {exc}", "Fix the generator.") from None
+        return values, workspace
+
+    return make
 
 
 @click.command(name="import", epilog=EPILOG)
@@ -62,7 +84,7 @@ def export_command(package: Path, output_format: str, out: Path) -> None:
         click.echo("error: fix the errors above before exporting", err=True)
         sys.exit(ExitCode.CHECK_FAILED)
     try:
-        target = export_harbor(package, out)
+        target = export_harbor(package, out, _sandboxed_instance_maker())
     except PackageHasErrors as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(ExitCode.CHECK_FAILED)

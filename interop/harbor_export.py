@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from interop import bundle
@@ -30,11 +31,18 @@ HARBOR_SCHEMA = "1.4"
 AGENT_UID = 1000
 
 
-def export_harbor(package_dir: Path, out_dir: Path) -> Path:
-    """Write out_dir/NAME as a Harbor task; raises InteropError (the package must load without errors)."""
+InstanceMaker = Callable[[TaskPackage, Path], tuple[dict, Path]]
+
+
+def export_harbor(package_dir: Path, out_dir: Path, make_instance: InstanceMaker | None = None) -> Path:
+    """Write out_dir/NAME as a Harbor task; raises InteropError (the package must load without errors).
+
+    make_instance makes instance 0 (prompt values, workspace folder) under a scratch folder; the default runs the
+    generator on this machine, the CLI passes one that runs it in the sandbox when an engine answers.
+    """
     package = _load(Path(package_dir))
     with tempfile.TemporaryDirectory(prefix="arena-export-") as scratch:
-        values, workspace = make_instance_zero(package, Path(scratch))
+        values, workspace = (make_instance or make_instance_zero)(package, Path(scratch))
         try:
             prompts = package.scene_prompts(values)
         except MissingValue as exc:

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import json
+import tarfile
 import time
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 import docker
 from docker.errors import DockerException
@@ -103,6 +105,23 @@ class Sandbox:
         finally:
             self.tracker.discard(made, [snapshot] if snapshot else [])
             result.timings["total_s"] = time.perf_counter() - started
+
+    def make_instance(self, package: TaskPackage, instance: int, workspace: Path) -> dict:
+        """Run the generator for one instance in a sandboxed container; copy its /workspace into `workspace`.
+
+        Returns the prompt values. Raises SetupError when the generator fails.
+        """
+        container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.session,
+                                    package.name)
+        try:
+            result = EpisodeResult(package.name, instance, "instance", outcome="scored")
+            self._set_up(container, package, instance, _NoAgent(), result)
+            stream, _ = container.get_archive(WORKSPACE)
+            with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+                archive.extractall(workspace.parent, filter="data")
+            return result.prompt_values
+        finally:
+            self.tracker.discard([container.id], [])
 
     def _set_up(self, container: Container, package: TaskPackage, instance: int, agent: Agent,
                 result: EpisodeResult) -> list:
@@ -210,6 +229,18 @@ class Sandbox:
             result.reward, result.details = reward.value, reward.details
         except VerifierError as exc:
             result.outcome, result.error = "verifier_error", str(exc)
+
+
+class _NoAgent:
+    """No agent: only the instance is made."""
+
+    name = "instance"
+
+    def provision(self, package: TaskPackage) -> dict[str, bytes]:
+        return {}
+
+    def act(self, observation: object) -> EndScene:
+        return EndScene()
 
 
 def _provision_entries(files: dict[str, bytes]) -> list[tuple[str, bytes | None, int]]:

@@ -40,3 +40,19 @@ def test_imported_task_passes_arena_check(engine: object, tmp_path: Path, source
     assert {d["check_id"] for d in result["diagnostics"] if d["severity"] == "warning"} == {"ARENA119"}
     assert report["mode"] == "full" and all(t["outcome"] == "ok" for t in result["trials"])
     assert [t["reward"] for t in result["trials"] if t["agent"] == "oracle"] == [1.0, 1.0]
+
+
+def test_export_makes_instance_zero_in_the_sandbox(engine: object, tmp_path: Path) -> None:
+    """With an engine, `arena export` runs the generator in a container; the result equals a host-side export."""
+    from interop import export_harbor
+
+    package = Path(__file__).resolve().parent.parent / "environments" / "ledger-reconciliation"
+    done = arena("export", str(package), "--format", "harbor", "--out", str(tmp_path / "sandboxed"), cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "runs on this machine" not in done.stderr
+    host = export_harbor(package, tmp_path / "host")
+    sandboxed = tmp_path / "sandboxed" / host.name
+    files = sorted(p.relative_to(host) for p in host.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(sandboxed) for p in sandboxed.rglob("*") if p.is_file())
+    assert all((host / f).read_bytes() == (sandboxed / f).read_bytes() for f in files)
+    assert any(f.parts[0] == "environment" and f.name.endswith(".csv") for f in files)
