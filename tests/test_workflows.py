@@ -214,16 +214,20 @@ def test_validate_checks_the_changed_packages_and_always_uploads_the_report() ->
     assert set(on) == {"pull_request"} and on["pull_request"]["paths"] == ["environments/**"]
     assert load("validate.yml")["concurrency"]["cancel-in-progress"] is True
     assert "pull_request.number" in load("validate.yml")["concurrency"]["group"]
-    (checkout,) = steps_using("validate.yml", "actions/checkout")
-    assert checkout["with"]["fetch-depth"] == 0
+    code, pr = steps_using("validate.yml", "actions/checkout")
+    assert code["with"]["ref"] == "${{ github.event.pull_request.base.sha }}", "the checker is trusted code"
+    assert pr["with"]["ref"] == "${{ github.event.pull_request.head.sha }}" and pr["with"]["fetch-depth"] == 0
+    assert step_running("validate.yml", "pip install")["run"] == f"python -m pip install ./{code['with']['path']}"
     changed = step_running("validate.yml", "arena changed")
+    assert changed["working-directory"] == pr["with"]["path"]
     assert changed["env"]["BASE_SHA"] == "${{ github.event.pull_request.base.sha }}"
     assert '--base "$BASE_SHA"' in changed["run"]
     check = step_running("validate.yml", "arena check")
+    assert check["working-directory"] == pr["with"]["path"]
     assert "--format github" in check["run"] and "--output report/report.json" in check["run"]
     assert '"${packages[@]}"' in check["run"]
     (upload,) = steps_using("validate.yml", "actions/upload-artifact")
-    assert upload["if"] == "always()" and upload["with"]["path"] == "report/"
+    assert upload["if"] == "always()" and upload["with"]["path"] == f"{pr['with']['path']}/report/"
 
 
 def test_report_runs_the_bot_on_the_validate_runs_artifact() -> None:
