@@ -99,8 +99,15 @@ def _translate(error: ValidationError, document: YamlDocument, file: str) -> lis
             f"{where} is {_short(error.instance)}; it must be {_short(error.schema['const'])}",
             error.schema.get("description", "See `arena schema`."), file, line)]
     description = error.schema.get("description") or _parent_description(path)
-    return [check("ARENA112").found(
-        f"{where}: {_describe(error)}", description or "See `arena schema` for the expected form.", file, line)]
+    fix = description or "See `arena schema` for the expected form."
+    if error.validator == "type":
+        wanted = error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value)
+        fix = f"Write {_ARTICLE.get(wanted, 'a value of type ' + wanted)} here (quote text, leave numbers bare). {fix}"
+    return [check("ARENA112").found(f"{where}: {_describe(error)}", fix, file, line)]
+
+
+_ARTICLE = {"string": "text", "integer": "a whole number", "number": "a number", "array": "a list",
+            "object": "a mapping of keys to values", "boolean": "true or false"}
 
 
 def _describe(error: ValidationError) -> str:
