@@ -1,23 +1,18 @@
 """Host-run checks of the ledger-reconciliation and shift-scheduling environments.
 
-For a spread of seeds: the oracle scores 1.0 (within the time limit), other correct answers score 1.0 too, doing
-nothing scores 0.0 (not a verifier error), forged or partial answers score 0.0, hostile files never crash the
-verifier, and the generator is deterministic and distinct across seeds. Runs generator, oracle and verifier as
-subprocesses without Docker (tests/support/host_episode.py).
+For a spread of seeds: the oracle scores 1.0 (within the time limit), other correct answers score 1.0 too, and
+forged or partial answers score 0.0; the generators plant every kind of item the forgeries need. Runs generator,
+oracle and verifier as subprocesses without Docker (tests/support/host_episode.py). The properties every bundled
+environment shares (doing nothing, hostile files, determinism, placeholders) are in test_environment_properties.py.
 """
 
 from __future__ import annotations
 
 import csv
-import hashlib
-import importlib.util
 import io
 import json
-import os
 import re
 import shutil
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -25,67 +20,21 @@ from typing import Any
 
 import pytest
 
-from tests.support.host_episode import frontmatter, generate, run_oracle, verify
+from tests.support.host_episode import (
+    generate,
+    load_generator,
+    reward_of,
+    run_oracle,
+    scored,
+    solved,
+    variant,
+    write_json,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 LEDGER = ROOT / "environments" / "ledger-reconciliation"
 SHIFTS = ROOT / "environments" / "shift-scheduling"
-PACKAGES = [LEDGER, SHIFTS]
-OUTPUTS = {LEDGER: "reconciliation.json", SHIFTS: "schedule.csv"}
 SEEDS = [0, 1, 2, 3, 8, 17, 42, 77, 101, 128, 250, 313, 402, 499, 500, 555, 640, 713, 777, 808, 864, 900, 951, 998, 999]
-ORACLE_SECONDS = 10.0
-
-
-def load_generator(package: Path) -> ModuleType:
-    """Import a package's generator module under a unique name (both are called generate.py)."""
-    name = f"_gen_{package.name.replace('-', '_')}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, package / "instance" / "generate.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def snapshot(workspace: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(workspace)): p.read_bytes() for p in sorted(workspace.rglob("*")) if p.is_file()}
-
-
-def scored(package: Path, seed: int, workspace: Path) -> dict[str, Any]:
-    """The verifier's reward object; fails the test on a verifier error (crash, no output, bad output)."""
-    episode = verify(package, seed, workspace)
-    result = episode.reward
-    assert result is not None, f"verifier error: {episode.verifier_stderr[-2000:]}"
-    assert set(result) <= {"reward", "details"} and result["reward"] in (0.0, 1.0), result
-    assert len(json.dumps(result.get("details", {}))) < 64 * 1024
-    return result
-
-
-def reward_of(package: Path, seed: int, workspace: Path) -> float:
-    return float(scored(package, seed, workspace)["reward"])
-
-
-def solved(package: Path, seed: int, tmp_path: Path) -> Path:
-    """Generate an instance, run the oracle on it (timed) and return the workspace."""
-    workspace = tmp_path / "oracle" / "workspace"
-    generate(package, seed, workspace)
-    started = time.monotonic()
-    run_oracle(package, workspace)
-    assert time.monotonic() - started < ORACLE_SECONDS
-    return workspace
-
-
-def variant(source: Path, tmp_path: Path, name: str) -> Path:
-    """A copy of a workspace to forge, in its own folder (the verifier writes reward.json beside it)."""
-    target = tmp_path / name / "workspace"
-    shutil.copytree(source, target, symlinks=True)
-    return target
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2))
 
 
 def plus_cent(amount: str) -> str:
@@ -377,81 +326,3 @@ def test_shift_forgeries_reach_every_rule() -> None:
             reached[rule] = reached.get(rule, 0) + (roster.swap_breaking(rule) is not None)
         reached["budget"] = reached.get("budget", 0) + (Roster(gen, inst, list(inst.planted)).over_budget() is not None)
     assert all(count >= 3 for count in reached.values()), reached
-
-
-# --- both packages -----------------------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-@pytest.mark.parametrize("seed", SEEDS)
-def test_doing_nothing_scores_zero(package: Path, seed: int, tmp_path: Path) -> None:
-    workspace = tmp_path / "nop" / "workspace"
-    generate(package, seed, workspace)
-    assert reward_of(package, seed, workspace) == 0.0
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_hostile_output_files_score_zero_without_crashing(package: Path, tmp_path: Path) -> None:
-    seed = 5
-    workspace = solved(package, seed, tmp_path)
-    assert reward_of(package, seed, workspace) == 1.0
-    target = OUTPUTS[package]
-    good = (workspace / target).read_bytes()
-    cases: dict[str, bytes] = {
-        "empty": b"",
-        "whitespace": b"\n \n",
-        "garbage": bytes(range(256)) * 8,
-        "nul_bytes": good.replace(b"\n", b"\x00\n", 1),
-        "not_json": b"{'deposits_in_transit': [",
-        "json_list": b"[]",
-        "json_null": b"null",
-        "nan_and_inf": b'{"adjusted_bank_balance": NaN, "adjusted_book_balance": Infinity, "amount_errors": [NaN]}',
-        "deep_nesting": b"[" * 100_000 + b"]" * 100_000,
-        "huge": good + b"x" * (5 * 1024 * 1024),
-        "huge_field": b'shift_id,staff_id\n"' + b"a" * 300_000 + b'",E1\n',
-        "huge_int": b'{"adjusted_bank_balance": ' + b"9" * 5000 + b"}",
-        "header_only": b"shift_id,staff_id\n",
-        "wrong_header": b"shift,staff\n" + b"\n".join(good.splitlines()[1:]) + b"\n",
-        "extra_column": b"\n".join(line + b",x" for line in good.splitlines()) + b"\n",
-        "latin1": "caf\u00e9".encode("latin-1") + good,
-    }
-    for name, data in cases.items():
-        forged = variant(workspace, tmp_path, name)
-        (forged / target).write_bytes(data)
-        assert reward_of(package, seed, forged) == 0.0, name
-    special = {
-        "missing": lambda p: p.unlink(),
-        "directory": lambda p: (p.unlink(), p.mkdir()),
-        "symlink": lambda p: (p.rename(p.with_name("real")), p.symlink_to("real")),
-        "fifo": lambda p: (p.unlink(), os.mkfifo(p)),
-    }
-    for name, make in special.items():
-        forged = variant(workspace, tmp_path, name)
-        make(forged / target)
-        assert reward_of(package, seed, forged) == 0.0, name
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_generator_is_deterministic_and_distinct(package: Path, tmp_path: Path) -> None:
-    digests = set()
-    for seed in SEEDS:
-        first, second = tmp_path / f"{seed}-a", tmp_path / f"{seed}-b"
-        values = generate(package, seed, first)
-        assert generate(package, seed, second) == values
-        files = snapshot(first)
-        assert files and files == snapshot(second), f"seed {seed} is not deterministic"
-        digests.add(hashlib.sha256(json.dumps(sorted((k, v.hex()) for k, v in files.items())).encode()).hexdigest())
-    assert len(digests) == len(SEEDS), "two seeds produced the same instance"
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_prompt_placeholders_are_all_filled(package: Path, tmp_path: Path) -> None:
-    meta = frontmatter(package)
-    assert meta["name"] == package.name and meta["instances"]["count"] == 1000
-    body = (package / "task.md").read_text().split("---\n", 2)[2]
-    keys = set(re.findall(r"\{\{ instance\.([A-Za-z0-9_]+) \}\}", body))
-    assert body.count("{{") == len(re.findall(r"\{\{ instance\.[A-Za-z0-9_]+ \}\}", body))
-    for seed in (0, 999):
-        values = generate(package, seed, tmp_path / str(seed))
-        assert keys <= set(values), keys - set(values)
-        assert all(isinstance(v, str) and v for v in values.values())

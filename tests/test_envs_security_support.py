@@ -1,81 +1,26 @@
 """Host-run checks of the auth-log-forensics and refund-desk environments.
 
-For a spread of seeds: the oracle scores 1.0, doing nothing scores 0.0 (not a verifier error), forged or partial
-answers score 0.0, hostile files never crash the verifier, and the generator is deterministic and distinct across
-seeds. Runs generator, oracle and verifier as subprocesses without Docker (tests/support/host_episode.py).
+For a spread of seeds: the oracle scores 1.0, other correct answers score 1.0 too, and forged or partial answers
+score 0.0; the generators' designed answers match the rules. Runs generator, oracle and verifier as subprocesses
+without Docker (tests/support/host_episode.py). The properties every bundled environment shares (doing nothing,
+hostile files, determinism, placeholders) are in test_environment_properties.py.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import json
-import os
 import re
-import shutil
-import sys
-import time
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
-from tests.support.host_episode import frontmatter, generate, run_oracle, verify
+from tests.support.host_episode import generate, load_generator, reward_of, run_oracle, solved, variant, write_json
 
 ROOT = Path(__file__).resolve().parent.parent
 AUTH = ROOT / "environments" / "auth-log-forensics"
 REFUND = ROOT / "environments" / "refund-desk"
-PACKAGES = [AUTH, REFUND]
 SEEDS = [0, 1, 2, 3, 7, 19, 42, 99, 123, 256, 311, 333, 404, 500, 512, 600, 666, 700, 777, 850, 901, 950, 997, 998, 999]
-ORACLE_SECONDS = 10.0
-
-
-def load_generator(package: Path) -> ModuleType:
-    """Import a package's generator module under a unique name (both are called generate.py)."""
-    name = f"_gen_{package.name.replace('-', '_')}"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, package / "instance" / "generate.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-def snapshot(workspace: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(workspace)): p.read_bytes() for p in sorted(workspace.rglob("*")) if p.is_file()}
-
-
-def reward_of(package: Path, seed: int, workspace: Path) -> float:
-    """The verifier's reward; fails the test on a verifier error (crash, no output, bad output)."""
-    result = verify(package, seed, workspace).reward
-    assert result is not None, f"verifier error: {verify(package, seed, workspace).verifier_stderr[-2000:]}"
-    assert set(result) <= {"reward", "details"} and result["reward"] in (0.0, 1.0), result
-    assert len(json.dumps(result.get("details", {}))) < 64 * 1024
-    return float(result["reward"])
-
-
-def solved(package: Path, seed: int, tmp_path: Path) -> Path:
-    """Generate an instance, run the oracle on it (timed) and return the workspace."""
-    workspace = tmp_path / "oracle" / "workspace"
-    generate(package, seed, workspace)
-    started = time.monotonic()
-    run_oracle(package, workspace)
-    assert time.monotonic() - started < ORACLE_SECONDS
-    return workspace
-
-
-def variant(source: Path, tmp_path: Path, name: str) -> Path:
-    """A copy of a workspace to forge, in its own folder (the verifier writes reward.json beside it)."""
-    target = tmp_path / name / "workspace"
-    shutil.copytree(source, target, symlinks=True)
-    return target
-
-
-def write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2))
 
 
 # --- auth-log-forensics ------------------------------------------------------------------------------------------
@@ -249,78 +194,7 @@ def test_refund_oracle_passes_and_forgeries_fail(seed: int, tmp_path: Path) -> N
     assert reward_of(REFUND, seed, forged) == 0.0
 
 
-# --- both packages -----------------------------------------------------------------------------------------------
-
-OUTPUTS = {AUTH: ["findings.json"], REFUND: ["ticket_reply.json", "orders.json"]}
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-@pytest.mark.parametrize("seed", SEEDS)
-def test_doing_nothing_scores_zero(package: Path, seed: int, tmp_path: Path) -> None:
-    workspace = tmp_path / "nop" / "workspace"
-    generate(package, seed, workspace)
-    assert reward_of(package, seed, workspace) == 0.0
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_hostile_output_files_score_zero_without_crashing(package: Path, tmp_path: Path) -> None:
-    seed = 5
-    workspace = solved(package, seed, tmp_path)
-    assert reward_of(package, seed, workspace) == 1.0
-    cases: dict[str, Any] = {
-        "empty": b"",
-        "garbage": bytes(range(256)) * 8,
-        "not_json": b"{'compromised': [], 'decisions': []",
-        "json_list": b"[]",
-        "json_null": b"null",
-        "nan_and_inf": b'{"compromised": [NaN], "block_ips": [Infinity], "decisions": [NaN], "total_refund": NaN}',
-        "deep_nesting": b"[" * 100_000 + b"]" * 100_000,
-        "huge": b'{"x": "' + b"a" * (5 * 1024 * 1024) + b'"}',
-        "huge_int": b'{"total_refund": ' + b"9" * 5000 + b"}",
-    }
-    for target in OUTPUTS[package]:
-        for name, data in cases.items():
-            forged = variant(workspace, tmp_path, f"{target}-{name}")
-            (forged / target).write_bytes(data)
-            assert reward_of(package, seed, forged) == 0.0, (target, name)
-        special = {
-            "missing": lambda p: p.unlink(),
-            "directory": lambda p: (p.unlink(), p.mkdir()),
-            "symlink": lambda p: (p.rename(p.with_name("real.json")), p.symlink_to("real.json")),
-            "fifo": lambda p: (p.unlink(), os.mkfifo(p)),
-        }
-        for name, make in special.items():
-            forged = variant(workspace, tmp_path, f"{target}-{name}")
-            make(forged / target)
-            assert reward_of(package, seed, forged) == 0.0, (target, name)
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_generator_is_deterministic_and_distinct(package: Path, tmp_path: Path) -> None:
-    digests = set()
-    for seed in SEEDS:
-        first, second = tmp_path / f"{seed}-a", tmp_path / f"{seed}-b"
-        values = generate(package, seed, first)
-        assert generate(package, seed, second) == values
-        files = snapshot(first)
-        assert files and files == snapshot(second), f"seed {seed} is not deterministic"
-        digests.add(hashlib.sha256(json.dumps(sorted((k, v.hex()) for k, v in files.items())).encode()).hexdigest())
-    assert len(digests) == len(SEEDS), "two seeds produced the same instance"
-
-
-@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_prompt_placeholders_are_all_filled(package: Path, tmp_path: Path) -> None:
-    meta = frontmatter(package)
-    assert meta["name"] == package.name and meta["instances"]["count"] == 1000
-    body = (package / "task.md").read_text().split("---\n", 2)[2]
-    keys = set(re.findall(r"\{\{ instance\.([A-Za-z0-9_]+) \}\}", body))
-    assert body.count("{{") == len(re.findall(r"\{\{ instance\.[A-Za-z0-9_]+ \}\}", body))
-    for seed in (0, 999):
-        values = generate(package, seed, tmp_path / str(seed))
-        assert keys <= set(values), keys - set(values)
-        assert all(isinstance(v, str) and v for v in values.values())
-    for scene in meta.get("scenes", []):
-        assert f"\n## {scene['section']}\n" in body
+# --- generator design --------------------------------------------------------------------------------------------
 
 
 def test_auth_generator_design_matches_the_rules() -> None:
