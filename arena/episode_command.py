@@ -107,4 +107,5 @@ def gc_command(include_images: bool) -> None:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
     removed = collect_garbage(client, include_images)
-    click.echo(f"removed {removed['containers']} container(s) and {removed['images']} image(s)")
+    click.echo(f"removed {removed['containers']} container(s) and {removed['images']} image(s)"
+               + (f"; {removed['failed']} could not be removed yet (in use), run again" if removed["failed"] else ""))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import io
 import tarfile
 import threading
-from collections.abc import Iterable
+import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -62,16 +62,14 @@ class Tracker:
             raise SandboxClosed("the sandbox is shutting down")
 
     def remove_container(self, container_id: str) -> None:
-        """Force-remove one container (gone already is fine)."""
-        with contextlib.suppress(NotFound):
-            self.client.api.remove_container(container_id, force=True, v=True)
+        """Force-remove one container (gone already is fine; a busy engine gets a second try, then the sweep)."""
+        _remove(lambda: self.client.api.remove_container(container_id, force=True, v=True))
         with self._lock:
             self._containers.discard(container_id)
 
     def remove_image(self, image_id: str) -> None:
-        """Remove one image (gone already is fine)."""
-        with contextlib.suppress(NotFound):
-            self.client.api.remove_image(image_id, force=True, noprune=False)
+        """Remove one image (gone already is fine; a busy engine gets a second try, then the sweep)."""
+        _remove(lambda: self.client.api.remove_image(image_id, force=True, noprune=False))
         with self._lock:
             self._images.discard(image_id)
 
@@ -101,6 +99,21 @@ class Tracker:
             self.remove_container(container_id)
         for image_id in images:
             self.remove_image(image_id)
+
+
+def _remove(call: Callable[[], object]) -> None:
+    """Run a removal; NotFound means done. A conflict (a removal or commit in progress) is retried once; what still
+    fails is left for the session sweep that ends every Sandbox.close()."""
+    for attempt in range(2):
+        try:
+            call()
+            return
+        except NotFound:
+            return
+        except APIError:
+            if attempt:
+                return
+            time.sleep(0.5)
 
 
 def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str) -> Container:

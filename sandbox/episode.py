@@ -15,6 +15,7 @@ from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcript, TranscriptEntry, WriteFile
 from sandbox.channel import Channel, ChannelClosed, CommandResult
+from sandbox.cleanup import collect_garbage
 from sandbox.containers import Tracker, folder_entries, server_entries, start_container, tar_of
 from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
@@ -68,8 +69,9 @@ class Sandbox:
         self.close()
 
     def close(self) -> None:
-        """Remove everything this sandbox still holds."""
+        """Remove everything this sandbox still holds, then sweep by its session label for anything a race left."""
         self.tracker.remove_all()
+        collect_garbage(self.client, include_images=False, session=self.session)
 
     def image(self, package: TaskPackage) -> BuiltImage:
         """The package's image, found by the content hash of its build context, built only when new."""

@@ -21,10 +21,10 @@ OWNER = os.environ.setdefault(OWNER_VARIABLE, f"pytest-{uuid.uuid4().hex[:10]}")
 os.environ.setdefault("ARENA_CACHE_DIR", tempfile.mkdtemp(prefix="arena-test-cache-"))
 
 
-def arena_resources(client: object) -> tuple[list, list]:
-    """This run's arena containers and snapshot images still on the engine."""
-    label = [f"{LABEL_MANAGED}=true", f"{LABEL_OWNER}={OWNER}"]
-    containers = client.containers.list(all=True, filters={"label": label})  # type: ignore[attr-defined]
+def arena_resources(client: object, owner: str = OWNER) -> tuple[list, list]:
+    """An owner's (default: this run's) arena containers and snapshot images still on the engine."""
+    label = [f"{LABEL_MANAGED}=true", f"{LABEL_OWNER}={owner}"]
+    containers = client.containers.list(all=True, sparse=True, filters={"label": label})  # type: ignore[attr-defined]
     snapshots = [i for i in client.images.list(filters={"label": label})  # type: ignore[attr-defined]
                  if i.labels.get(LABEL_KIND) == "snapshot"]
     return containers, snapshots
@@ -53,5 +53,5 @@ def nothing_left_behind() -> Iterator[None]:
         return
     leaked, snapshots = arena_resources(client)
     collect_garbage(client, include_images=True, owner=OWNER)
-    assert not leaked, f"containers leaked by the test suite: {[c.name for c in leaked]}"
+    assert not leaked, f"containers leaked by the test suite: {[c.id[:12] for c in leaked]}"
     assert not snapshots, f"snapshot images leaked by the test suite: {[i.tags for i in snapshots]}"

@@ -14,6 +14,8 @@ from pathlib import Path
 import pytest
 
 from sandbox.agent_interface import Action, EndScene, Observation, Shell, WriteFile
+from sandbox.cleanup import collect_garbage
+from sandbox.engine import OWNER_VARIABLE
 from sandbox.episode import Sandbox
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
@@ -132,15 +134,19 @@ def test_killed_check_leaves_nothing_behind(engine: object, tmp_path: Path, stop
     root = make_valid_package(tmp_path / "environments")
     edit(root / "oracle" / "solve.py", "total = sum", "import time\ntime.sleep(300)\ntotal = sum")
     arena = str(Path(sys.executable).parent / "arena")
+    owner = f"{os.environ[OWNER_VARIABLE]}-{stop.name}"  # this process alone: other tests' reaping stays out of view
     process = subprocess.Popen([arena, "check", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                               env={**os.environ, "PYTHONUNBUFFERED": "1", OWNER_VARIABLE: owner})
     deadline = time.monotonic() + 240
-    while not arena_resources(engine)[0]:
+    while not arena_resources(engine, owner)[0]:
         assert time.monotonic() < deadline and process.poll() is None, process.communicate()
         time.sleep(0.2)
     time.sleep(1.0)  # mid-trial: containers exist and the oracle is sleeping
     process.send_signal(stop)
-    code = process.wait(timeout=120)
-    assert code == 130, process.communicate()
-    containers, snapshots = arena_resources(engine)
-    assert containers == [] and snapshots == []
+    try:
+        code = process.wait(timeout=120)
+        assert code == 130, process.communicate()
+        containers, snapshots = arena_resources(engine, owner)
+        assert containers == [] and snapshots == []
+    finally:
+        collect_garbage(engine, include_images=True, owner=owner)  # type: ignore[arg-type]
