@@ -118,8 +118,18 @@ def _remove(call: Callable[[], object]) -> None:
 
 def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str) -> Container:
     """Start a container that only waits, with the limits, no network and no privileges beyond setup's."""
+    container = create_container(tracker, image, limits, kind, session, package)
+    container.start()
+    return container
+
+
+def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str,
+                     entrypoint: list[str] = KEEP_ALIVE, environment: dict[str, str] | None = None,
+                     working_dir: str = "/") -> Container:
+    """Create (not start) a tracked container with the limits, no network and no privileges beyond setup's."""
     options = dict(
-        entrypoint=KEEP_ALIVE, command=[], detach=True, init=True, user="0", working_dir="/", hostname="arena",
+        entrypoint=entrypoint, command=[], detach=True, init=True, user="0", working_dir=working_dir,
+        hostname="arena", environment=environment or {},
         network_mode=NETWORK_MODE, cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES, security_opt=["no-new-privileges"],
         nano_cpus=int(limits.cpus * 1e9), mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
         pids_limit=limits.pids, labels=labels(kind, session, package),
@@ -137,7 +147,6 @@ def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, ses
     if tracker.storage_opt_supported is False:
         container = tracker.client.containers.create(image, **options)
     tracker.add_container(container.id)
-    container.start()
     return container
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import tarfile
@@ -10,13 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import docker
-from docker.errors import DockerException
+import requests
+from docker.errors import DockerException, NotFound
 from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcript, TranscriptEntry, WriteFile
-from sandbox.channel import Channel, ChannelClosed, CommandResult
+from sandbox.channel import DEFAULT_PATH, Channel, ChannelClosed, CommandResult
 from sandbox.cleanup import collect_garbage
-from sandbox.containers import Tracker, folder_entries, server_entries, start_container, tar_of
+from sandbox.containers import Tracker, create_container, folder_entries, server_entries, start_container, tar_of
 from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.reward import MAX_REWARD_BYTES, VerifierError, parse_reward
@@ -26,6 +28,7 @@ from taskpkg.model import TaskPackage
 WORKSPACE = "/workspace"
 AGENT_USER = "1000:1000"
 OUTPUT = "/arena/output/reward.json"
+VERIFIER = "/arena/verifier/verifier.py"
 MAX_PROMPT_VALUES = 64 * 1024
 SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
 RESERVED = frozenset({"shell", "instance", "verifier", "output"})
@@ -209,28 +212,53 @@ class Sandbox:
 
     def _verify(self, snapshot: str, package: TaskPackage, instance: int, result: EpisodeResult,
                 made: list[str]) -> None:
-        """Score the snapshot in a fresh container; its id joins `made` for removal with the episode's others."""
-        container = start_container(self.tracker, snapshot, package.limits, "verifier", self.session, package.name)
+        """Score the snapshot in a fresh container whose only process is the verifier (added before it starts).
+
+        Its id joins `made` for removal with the episode's other containers.
+        """
+        environment = {"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
+                       "HOME": "/root", "PATH": DEFAULT_PATH}
+        container = create_container(self.tracker, snapshot, package.limits, "verifier", self.session, package.name,
+                                     entrypoint=["python3", "-I", VERIFIER], environment=environment,
+                                     working_dir="/arena/verifier")
         made.append(container.id)
+        entries = [("arena", None, 0o755), ("arena/output", None, 0o755), ("arena/verifier", None, 0o755),
+                   (VERIFIER.lstrip("/"), package.verifier_file.read_bytes(), 0o644)]
+        for data in package.verifier_data:
+            entries += folder_entries(package.root / data, f"arena/verifier/{data.rstrip('/')}")
+        container.put_archive("/", tar_of(entries))
+        container.start()
+        exit_code, timed_out = _wait(container, package.limits.verifier_timeout_s)
+        stderr = container.logs(stdout=False, stderr=True, tail=40).decode("utf-8", "replace")
         try:
-            entries = [*server_entries(), ("arena/output", None, 0o755), ("arena/verifier", None, 0o755),
-                       ("arena/verifier/verifier.py", package.verifier_file.read_bytes(), 0o644)]
-            for data in package.verifier_data:
-                entries += folder_entries(package.root / data, f"arena/verifier/{data.rstrip('/')}")
-            container.put_archive("/", tar_of(entries))
-            root = Channel(self.client, container, "0")
-            try:
-                ran = root.run("python3 -I /arena/verifier/verifier.py", package.limits.verifier_timeout_s,
-                               cwd="/arena/verifier", env={"ARENA_INSTANCE": str(instance),
-                                                           "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
-                                                           "HOME": "/root"})
-                raw = root.read_file(OUTPUT, MAX_REWARD_BYTES + 1)
-            finally:
-                root.close()
-            reward = parse_reward(raw, ran.exit_code, ran.timed_out, ran.stderr)
+            reward = parse_reward(_read_file(container, OUTPUT, MAX_REWARD_BYTES + 1), exit_code, timed_out, stderr)
             result.reward, result.details = reward.value, reward.details
         except VerifierError as exc:
             result.outcome, result.error = "verifier_error", str(exc)
+
+
+def _wait(container: Container, timeout_s: float) -> tuple[int | None, bool]:
+    """The container's exit status, or (None, True) after killing it at the deadline."""
+    try:
+        return int(container.wait(timeout=timeout_s)["StatusCode"]), False
+    except (requests.exceptions.ConnectionError, requests.exceptions.ReadTimeout):
+        with contextlib.suppress(DockerException):
+            container.kill()
+        return None, True
+
+
+def _read_file(container: Container, path: str, max_bytes: int) -> bytes | None:
+    """Up to max_bytes of a regular file in a stopped container, or None when there is none (a link counts as none)."""
+    try:
+        stream, stat = container.get_archive(path)
+    except NotFound:
+        return None
+    if stat.get("size", 0) >= max_bytes:
+        return b"\0" * max_bytes  # too large to read: the reward contract reports the size
+    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
+        member = next((m for m in archive.getmembers() if m.isfile()), None)
+        handle = archive.extractfile(member) if member else None
+        return handle.read(max_bytes) if handle else None
 
 
 class _NoAgent:

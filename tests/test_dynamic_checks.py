@@ -149,6 +149,15 @@ def test_verifier_that_writes_nothing_is_a_verifier_error(sandbox: Sandbox, pack
     assert messages and "wrote no reward file" in messages[0]
 
 
+def test_hanging_verifier_ends_at_its_limit(sandbox: Sandbox, package_dir: Path) -> None:
+    edit(package_dir / "verifier.py", "def score() -> dict:", "def score() -> dict:\n    __import__('time').sleep(600)")
+    edit(package_dir / "task.md", "verifier_timeout_s: 60", "verifier_timeout_s: 3")
+    result = dynamic(sandbox, package_dir)
+    messages = [d.message for d in result.diagnostics if d.check_id == "ARENA709"]
+    assert messages and "did not finish within limits.verifier_timeout_s" in messages[0]
+    assert all(t["duration_s"] < 60 for t in result.trials)
+
+
 def test_missing_prompt_value_is_a_setup_error(sandbox: Sandbox, package_dir: Path) -> None:
     edit(package_dir / "task.md", "holds {{ instance.count }} integers", "holds {{ instance.total }} integers")
     messages = [d.message for d in dynamic(sandbox, package_dir).diagnostics if d.check_id == "ARENA710"]
