@@ -101,7 +101,6 @@ class Sandbox:
             agent_started = time.perf_counter()
             self._act(container, package, agent, scenes, result)
             result.timings["agent_s"] = time.perf_counter() - agent_started
-            result.peak_memory_mb = _peak_memory_mb(container)
             snapshot = self._freeze(container, package)
             verify_started = time.perf_counter()
             self._verify(snapshot, package, instance, result, made)
@@ -180,6 +179,7 @@ class Sandbox:
                     result.limit_hit = result.limit_hit or "turns"
                     return
         finally:
+            result.peak_memory_mb = _peak_memory_mb(channel)
             channel.close()
 
     def _perform(self, container: Container, channel: Channel, scene: str, action: Shell | WriteFile,
@@ -312,11 +312,13 @@ def _prompt_values(made: CommandResult) -> dict:
     return values
 
 
-def _peak_memory_mb(container: Container) -> float | None:
-    try:
-        stats = container.stats(stream=False, one_shot=True)
-    except (DockerException, TypeError):
-        return None
-    memory = stats.get("memory_stats", {})
-    peak = memory.get("max_usage") or memory.get("usage")
-    return round(peak / 2**20, 1) if peak else None
+def _peak_memory_mb(channel: Channel) -> float | None:
+    """The container's peak memory so far, read from its own cgroup (v1, else v2's memory.peak); None if unknown."""
+    for path in ("/sys/fs/cgroup/memory/memory.max_usage_in_bytes", "/sys/fs/cgroup/memory.peak"):
+        try:
+            raw = channel.read_file(path, 64)
+        except ChannelClosed:
+            return None
+        if raw and raw.strip().isdigit():
+            return round(int(raw) / 2**20, 1)
+    return None

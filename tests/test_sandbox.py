@@ -150,3 +150,11 @@ def test_killed_check_leaves_nothing_behind(engine: object, tmp_path: Path, stop
         assert containers == [] and snapshots == []
     finally:
         collect_garbage(engine, include_images=True, owner=owner)  # type: ignore[arg-type]
+
+
+def test_peak_memory_is_measured(sandbox: Sandbox, package: TaskPackage) -> None:
+    _, light = run(sandbox, package, Shell("true"))
+    touch_120_mib = "python3 -c 'x = bytearray(120 * 2**20); x[::4096] = b\"1\" * len(x[::4096])'"
+    _, heavy = run(sandbox, package, Shell(touch_120_mib))
+    assert light.peak_memory_mb is not None and heavy.peak_memory_mb is not None
+    assert heavy.peak_memory_mb >= light.peak_memory_mb + 100
