@@ -64,6 +64,7 @@ class Sandbox:
         self.session = session or new_session_id()
         self.tracker = Tracker(self.client)
         self._images: dict[str, BuiltImage] = {}
+        self._tags: dict[int, tuple[TaskPackage, str]] = {}  # by identity: equal packages may differ on disk
 
     def __enter__(self) -> Sandbox:
         return self
@@ -78,7 +79,10 @@ class Sandbox:
 
     def image(self, package: TaskPackage) -> BuiltImage:
         """The package's image, found by the content hash of its build context, built only when new."""
-        tag = image_tag(package)
+        known = self._tags.get(id(package))
+        if known is None or known[0] is not package:  # hash the context once per loaded package, not per episode
+            known = self._tags[id(package)] = (package, image_tag(package))
+        tag = known[1]
         if tag not in self._images:
             self._images[tag] = ensure_image(self.client, package, self.session, tag)
         return self._images[tag]
