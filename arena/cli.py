@@ -85,7 +85,10 @@ def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, in
     try:
         report = check_packages(packages, mode, instances, show_progress=output_format == "human" or mode != "static",
                                 use_cache=not no_cache)
-    except (EngineUnavailable, DockerException) as exc:
+    except EngineUnavailable as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    except DockerException as exc:
         click.echo(f"arena: the Docker engine failed: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
     if output is not None:

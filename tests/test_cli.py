@@ -90,3 +90,15 @@ def test_schema_command_prints_the_published_schemas(tmp_path: Path) -> None:
 def test_help_documents_exit_codes(tmp_path: Path, command: str) -> None:
     done = arena(*command.split(), cwd=tmp_path)
     assert done.returncode == 0 and "Exit codes" in done.stdout
+
+
+def test_without_an_engine_dynamic_checks_are_skipped_or_required(tmp_path: Path) -> None:
+    arena("new", "demo-task", "--domain", "finance", cwd=tmp_path)
+    fill_in(tmp_path / "environments" / "demo-task")
+    no_engine = {"ARENA_NO_DOCKER": "1"}
+    skipped = arena("check", "--format", "json", cwd=tmp_path, env=no_engine)
+    (package,) = json.loads(skipped.stdout)["packages"]
+    assert skipped.returncode == 0 and json.loads(skipped.stdout)["mode"] == "static"
+    assert [d["check_id"] for d in package["diagnostics"] if d["severity"] == "warning"] == ["ARENA700"]
+    required = arena("check", "--dynamic", cwd=tmp_path, env=no_engine)
+    assert required.returncode == 3 and "scripts/ensure-engine" in required.stderr
