@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import docker
 from docker.errors import APIError, ImageNotFound
 
 from sandbox.engine import API_TIMEOUT_S, labels
+from taskpkg.digest import tree_digest
 from taskpkg.model import TaskPackage
 
 IMAGE_REPOSITORY = "posttrain-arena/env"
@@ -40,27 +39,9 @@ class BuiltImage:
     log: list[str] = field(default_factory=list)
 
 
-def context_hash(context: Path) -> str:
-    """SHA-256 over every file's path, executable bit and bytes in the build context (links by their target)."""
-    digest = hashlib.sha256()
-    for folder, dirnames, filenames in os.walk(context):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(folder, name)
-            relative = path.relative_to(context).as_posix()
-            digest.update(relative.encode() + b"\0")
-            if path.is_symlink():
-                digest.update(b"link:" + os.readlink(path).encode())
-            else:
-                digest.update(b"x" if os.access(path, os.X_OK) else b"-")
-                digest.update(path.read_bytes())
-            digest.update(b"\0")
-    return digest.hexdigest()
-
-
 def image_tag(package: TaskPackage) -> str:
     """The tag of the package's image: its name and the hash of its build context."""
-    return f"{IMAGE_REPOSITORY}:{package.name}-{context_hash(package.environment_dir)[:16]}"
+    return f"{IMAGE_REPOSITORY}:{package.name}-{tree_digest(package.environment_dir)[:16]}"
 
 
 def ensure_image(client: docker.DockerClient, package: TaskPackage, session: str, tag: str | None = None) -> BuiltImage:

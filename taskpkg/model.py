@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from taskpkg.body import Section, render, split_sections
 
@@ -127,6 +127,13 @@ class TaskPackage:
     def verifier_file(self) -> Path:
         """The verifier script."""
         return self.root / "verifier.py"
+
+    def hidden_paths(self) -> tuple[str, ...]:
+        """Package-relative paths the agent must never see: verifier, oracle, generator (and its folder), data."""
+        generator_folder = PurePosixPath(self.generator).parent.as_posix()
+        folder = (generator_folder,) if generator_folder != "." else ()
+        data = tuple(d.rstrip("/") for d in self.verifier_data)
+        return ("verifier.py", "oracle", self.generator, *folder, *data)
 
     def sections(self) -> tuple[str, list[Section]]:
         """The body's preamble and `## ` sections."""

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from taskpkg.diagnostics import Diagnostic, Severity
+from taskpkg.digest import tree_digest
 from taskpkg.model import TaskPackage
 
 CACHE_VERSION = 1
@@ -39,13 +40,8 @@ def _code_digest() -> str:
 
 
 def package_digest(package: TaskPackage) -> str:
-    """SHA-256 over every file of the package (path, executable bit, bytes)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in package.root.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
-        digest.update(path.relative_to(package.root).as_posix().encode() + b"\0")
-        digest.update(b"x" if os.access(path, os.X_OK) else b"-")
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    """SHA-256 over every file of the package (path, executable bit, bytes), byte-code caches left out."""
+    return tree_digest(package.root, frozenset({"__pycache__"}))
 
 
 def cache_key(package: TaskPackage, engine_version: str, settings: dict) -> str:

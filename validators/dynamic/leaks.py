@@ -18,11 +18,7 @@ MAX_MEMBER_BYTES = 16 * 1024 * 1024
 
 def hidden_files(package: TaskPackage) -> dict[str, str]:
     """SHA-256 → package path of every file the agent must never see."""
-    roots = [package.verifier_file, package.oracle_dir, package.root / package.generator]
-    generator_folder = (package.root / package.generator).parent
-    if generator_folder != package.root:
-        roots.append(generator_folder)
-    roots += [package.root / data for data in package.verifier_data]
+    roots = [package.root / relative for relative in package.hidden_paths()]
     found: dict[str, str] = {}
     for root in roots:
         paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())

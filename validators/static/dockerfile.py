@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
@@ -186,10 +185,7 @@ def _check_environment_scripts(files: list[PackageFile]) -> list[Diagnostic]:
 
 def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> list[Diagnostic]:
     """Files in the build context that are the verifier, oracle, generator or verifier data (same name or bytes)."""
-    generator_folder = PurePosixPath(package.generator).parent.as_posix()
-    hidden_roots = ("verifier.py", "oracle", package.generator, *[d.rstrip("/") for d in package.verifier_data])
-    if generator_folder != ".":
-        hidden_roots = (*hidden_roots, generator_folder)
+    hidden_roots = package.hidden_paths()
     hidden: dict[str, str] = {}
     for file in files:
         if file.relative.startswith("environment/"):

@@ -1,0 +1,24 @@
+"""One content digest for folders: what image tags and the dynamic-results cache are keyed on."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+
+def tree_digest(folder: Path, skip_dirs: frozenset[str] = frozenset()) -> str:
+    """SHA-256 over every file's relative path, executable bit and bytes (a link by its target), in sorted order."""
+    digest = hashlib.sha256()
+    for current, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
+        for name in sorted(filenames):
+            path = Path(current, name)
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            if path.is_symlink():
+                digest.update(b"link:" + os.readlink(path).encode())
+            else:
+                digest.update(b"x" if os.access(path, os.X_OK) else b"-")
+                digest.update(path.read_bytes())
+            digest.update(b"\0")
+    return digest.hexdigest()
