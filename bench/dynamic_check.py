@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sandbox.channel import Channel  # noqa: E402
-from sandbox.containers import Tracker, server_entries, start_container, tar_of  # noqa: E402
+from sandbox.containers import Tracker, start_container  # noqa: E402
 from sandbox.engine import connect, new_session_id  # noqa: E402
 from sandbox.images import ensure_image  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
@@ -100,7 +100,6 @@ def round_trips(package_dir: Path, count: int) -> tuple[float, float]:
     image = ensure_image(client, package, session)
     container = start_container(tracker, image.tag, package.limits, "bench", session, package.name)
     try:
-        container.put_archive("/", tar_of(server_entries()))
         channel = Channel(client, container, "1000:1000")
         channel.run("true", 10, cwd="/")
         started = time.perf_counter()

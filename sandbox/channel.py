@@ -1,5 +1,7 @@
 """The host half of the command channel: one long-lived exec running shell_server.py inside a container.
 
+The server's source travels as `python3 -I -S -c <source>`, so nothing is copied into the container for it.
+
 This is the only module that touches Docker's hijacked exec socket. Requests and answers are length-prefixed JSON
 inside Docker's multiplexed stream (8-byte frame headers), see shell_server.py for the operations.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import contextlib
+import functools
 import json
 import socket
 import struct
@@ -18,7 +21,6 @@ from importlib import resources
 import docker
 from docker.models.containers import Container
 
-SERVER_PATH = "/arena/shell/server.py"
 _HEADER = struct.Struct(">I")
 _FRAME = struct.Struct(">BxxxL")
 _STDOUT, _STDERR = 1, 2
@@ -45,18 +47,14 @@ class CommandResult:
         return dict(self.__dict__)
 
 
-def server_source() -> bytes:
-    """The in-container server script's bytes."""
-    return resources.files("sandbox").joinpath("shell_server.py").read_bytes()
-
-
 class Channel:
     """A request/answer channel to a shell server running in `container` as `user`."""
 
     def __init__(self, client: docker.DockerClient, container: Container, user: str) -> None:
         self._container = container
-        exec_id = client.api.exec_create(container.id, ["python3", "-I", "-S", SERVER_PATH], stdin=True,
-                                         stdout=True, stderr=True, user=user, workdir="/")["Id"]
+        command = ["python3", "-I", "-S", "-c", script_source("shell_server.py")]
+        exec_id = client.api.exec_create(container.id, command, stdin=True, stdout=True, stderr=True, user=user,
+                                         workdir="/")["Id"]
         raw = client.api.exec_start(exec_id, socket=True)
         self._socket: socket.socket = getattr(raw, "_sock", raw)
         self._raw = raw
@@ -131,3 +129,9 @@ class Channel:
     def stderr_tail(self) -> str:
         """The last of what the server printed on stderr, for error messages."""
         return bytes(self._stderr[-2000:]).decode("utf-8", "replace")
+
+
+@functools.cache
+def script_source(name: str) -> str:
+    """The source of one of the sandbox's in-container scripts (shell_server.py, verifier_loader.py)."""
+    return resources.files("sandbox").joinpath(name).read_text()

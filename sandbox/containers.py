@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import io
-import tarfile
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
@@ -15,13 +13,14 @@ from docker.errors import APIError, NotFound
 from docker.models.containers import Container
 from docker.types import Ulimit
 
-from sandbox.channel import SERVER_PATH, server_source
 from sandbox.engine import labels
 from taskpkg.model import Limits
 
 ROOT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER"]  # for root's setup; the agent (UID 1000) holds none
 KEEP_ALIVE = ["sleep", "infinity"]
 NETWORK_MODE = "none"  # loopback only; the one place the sandbox's isolation is decided
+# With "none" the engine is also told to set up no network at all: the container gets a namespace of its own holding
+# only loopback, as with "none", but the engine skips its network hook (a re-run of itself) on every start.
 
 
 class SandboxClosed(RuntimeError):
@@ -74,7 +73,8 @@ class Tracker:
             self._images.discard(image_id)
 
     def discard(self, containers: list[str], images: list[str]) -> None:
-        """Remove these in the background, in order (containers before the images they were made from)."""
+        """Remove these in the background, in order (containers before the images they were made from); once the
+        tracker is closed, at once."""
 
         def remove() -> None:
             for container_id in containers:
@@ -83,7 +83,10 @@ class Tracker:
                 self.remove_image(image_id)
 
         with self._lock:
-            self._pending.append(self._reaper.submit(remove))
+            if not self._closed:
+                self._pending.append(self._reaper.submit(remove))
+                return
+        remove()  # after remove_all: nothing runs in the background any more
 
     def remove_all(self) -> None:
         """Finish background removals, then remove everything still tracked; later additions are refused."""
@@ -125,12 +128,16 @@ def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, ses
 
 def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str,
                      entrypoint: list[str] = KEEP_ALIVE, environment: dict[str, str] | None = None,
-                     working_dir: str = "/") -> Container:
-    """Create (not start) a tracked container with the limits, no network and no privileges beyond setup's."""
+                     working_dir: str = "/", stdin: bool = False) -> Container:
+    """Create (not start) a tracked container with the limits, no network and no privileges beyond setup's.
+
+    With `stdin`, its main process reads what is sent on an attached socket, until that socket's write side closes.
+    """
     options = dict(
-        entrypoint=entrypoint, command=[], detach=True, init=True, user="0", working_dir=working_dir,
-        hostname="arena", environment=environment or {},
-        network_mode=NETWORK_MODE, cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES, security_opt=["no-new-privileges"],
+        entrypoint=entrypoint, command=[], detach=not stdin, stdin_open=stdin, init=True, user="0",
+        working_dir=working_dir, hostname="arena", environment=environment or {},
+        network_mode=NETWORK_MODE, network_disabled=NETWORK_MODE == "none",
+        cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES, security_opt=["no-new-privileges"],
         nano_cpus=int(limits.cpus * 1e9), mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
         pids_limit=limits.pids, labels=labels(kind, session, package),
         ulimits=[Ulimit(name="fsize", soft=limits.storage_mb * 1024 * 1024, hard=limits.storage_mb * 1024 * 1024)],
@@ -150,36 +157,11 @@ def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, se
     return container
 
 
-def tar_of(entries: Iterable[tuple[str, bytes | None, int]], uid: int = 0) -> bytes:
-    """A tar archive of (path, content or None for a folder, mode) entries, owned by uid."""
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as archive:
-        for path, content, mode in entries:
-            info = tarfile.TarInfo(path)
-            info.uid = info.gid = uid
-            info.mode = mode
-            if content is None:
-                info.type = tarfile.DIRTYPE
-                archive.addfile(info)
-            else:
-                info.size = len(content)
-                archive.addfile(info, io.BytesIO(content))
-    return buffer.getvalue()
-
-
-def folder_entries(source: Path, target: str) -> list[tuple[str, bytes | None, int]]:
-    """Tar entries copying a package folder (or file) to target, read-only for others, links skipped."""
+def folder_files(source: Path, target: str) -> list[tuple[str, bytes]]:
+    """(path in the container, content) of every file of a package folder (or one file) copied to target; links and
+    caches skipped."""
     if source.is_file():
-        return [(target, source.read_bytes(), 0o644)]
-    entries: list[tuple[str, bytes | None, int]] = [(target, None, 0o755)]
-    for path in sorted(source.rglob("*")):
-        if path.is_symlink() or "__pycache__" in path.parts:
-            continue
-        relative = f"{target}/{path.relative_to(source).as_posix()}"
-        entries.append((relative, None, 0o755) if path.is_dir() else (relative, path.read_bytes(), 0o644))
-    return entries
-
-
-def server_entries() -> list[tuple[str, bytes | None, int]]:
-    """Tar entries putting the command server at SERVER_PATH, owned by root and read-only to everyone else."""
-    return [("arena", None, 0o755), ("arena/shell", None, 0o755), (SERVER_PATH.lstrip("/"), server_source(), 0o644)]
+        return [(target, source.read_bytes())]
+    return [(f"{target}/{path.relative_to(source).as_posix()}", path.read_bytes())
+            for path in sorted(source.rglob("*"))
+            if path.is_file() and not path.is_symlink() and "__pycache__" not in path.parts]

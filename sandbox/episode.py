@@ -2,23 +2,26 @@
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
 import json
+import socket
 import tarfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import docker
 import requests
-from docker.errors import DockerException, NotFound
+from docker.errors import DockerException
 from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcript, TranscriptEntry, WriteFile
-from sandbox.channel import DEFAULT_PATH, Channel, ChannelClosed, CommandResult
+from sandbox.channel import DEFAULT_PATH, Channel, ChannelClosed, CommandResult, script_source
 from sandbox.cleanup import collect_garbage
-from sandbox.containers import Tracker, create_container, folder_entries, server_entries, start_container, tar_of
+from sandbox.containers import Tracker, create_container, folder_files, start_container
 from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.reward import MAX_REWARD_BYTES, VerifierError, parse_reward
@@ -28,10 +31,13 @@ from taskpkg.model import TaskPackage
 WORKSPACE = "/workspace"
 AGENT_USER = "1000:1000"
 OUTPUT = "/arena/output/reward.json"
-VERIFIER = "/arena/verifier/verifier.py"
+VERIFIER_DIR = "/arena/verifier"
+VERIFIER = f"{VERIFIER_DIR}/verifier.py"
+INSTANCE_DIR = "/arena/instance"
+LOADER_MARKER = "ARENA-VERIFIER "
 MAX_PROMPT_VALUES = 64 * 1024
 SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
-RESERVED = frozenset({"shell", "instance", "verifier", "output"})
+RESERVED = frozenset({"instance", "verifier", "output"})
 
 
 @dataclass
@@ -54,6 +60,17 @@ class EpisodeResult:
 
 class SetupError(RuntimeError):
     """The instance could not be made (generator crash, bad output, missing prompt value)."""
+
+
+@dataclass(frozen=True)
+class InitialState:
+    """One instance as the agent first finds it, committed as an image. Episodes may start from it instead of running
+    the generator again, and scoring it untouched is the do-nothing floor. Its owner hands it back with release()."""
+
+    package: str
+    instance: int
+    image: str
+    prompt_values: dict
 
 
 class Sandbox:
@@ -87,17 +104,24 @@ class Sandbox:
             self._images[tag] = ensure_image(self.client, package, self.session, tag)
         return self._images[tag]
 
-    def run_episode(self, package: TaskPackage, instance: int, agent: Agent) -> EpisodeResult:
-        """One full episode of `agent` on instance `instance`."""
+    def run_episode(self, package: TaskPackage, instance: int, agent: Agent, *,
+                    start_from: InitialState | None = None,
+                    share_initial: Callable[[InitialState], None] | None = None) -> EpisodeResult:
+        """One full episode of `agent` on instance `instance`.
+
+        `start_from` skips the generator: the agent container starts from that committed instance. `share_initial`
+        is called with this episode's instance committed right after setup (before the agent's files arrive), for
+        other episodes to start from; the callee owns it and must release() it.
+        """
         result = EpisodeResult(package.name, instance, agent.name, outcome="scored")
         started = time.perf_counter()
-        tag = self.image(package).tag
+        tag = start_from.image if start_from else self.image(package).tag
         container = start_container(self.tracker, tag, package.limits, "agent", self.session, package.name)
         snapshot = None
         made = [container.id]
         try:
             try:
-                scenes = self._set_up(container, package, instance, agent, result)
+                scenes = self._set_up(container, package, instance, agent, result, start_from, share_initial)
             except SetupError as exc:
                 result.outcome, result.error = "setup_error", str(exc)
                 return result
@@ -105,7 +129,7 @@ class Sandbox:
             agent_started = time.perf_counter()
             self._act(container, package, agent, scenes, result)
             result.timings["agent_s"] = time.perf_counter() - agent_started
-            snapshot = self._freeze(container, package)
+            snapshot = self._commit(container, package)  # paused while committed; removal then kills what it ran
             verify_started = time.perf_counter()
             self._verify(snapshot, package, instance, result, made)
             result.timings["verify_s"] = time.perf_counter() - verify_started
@@ -113,6 +137,24 @@ class Sandbox:
         finally:
             self.tracker.discard(made, [snapshot] if snapshot else [])
             result.timings["total_s"] = time.perf_counter() - started
+
+    def score_initial(self, package: TaskPackage, initial: InitialState, agent_name: str = "nop") -> EpisodeResult:
+        """Verify an untouched instance: the episode of an agent that does nothing, without running one."""
+        result = EpisodeResult(package.name, initial.instance, agent_name, outcome="scored",
+                               prompt_values=initial.prompt_values)
+        started = time.perf_counter()
+        made: list[str] = []
+        try:
+            self._verify(initial.image, package, initial.instance, result, made)
+            result.timings["verify_s"] = time.perf_counter() - started
+            return result
+        finally:
+            self.tracker.discard(made, [])
+            result.timings["total_s"] = time.perf_counter() - started
+
+    def release(self, initial: InitialState) -> None:
+        """Hand back a shared initial state (removed in the background, after the containers made before it)."""
+        self.tracker.discard([], [initial.image])
 
     def make_instance(self, package: TaskPackage, instance: int, workspace: Path) -> dict:
         """Run the generator for one instance in a sandboxed container; copy its /workspace into `workspace`.
@@ -122,34 +164,41 @@ class Sandbox:
         container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.session,
                                     package.name)
         try:
-            result = EpisodeResult(package.name, instance, "instance", outcome="scored")
-            self._set_up(container, package, instance, _NoAgent(), result)
+            root = Channel(self.client, container, "0")
+            try:
+                values = _generate(root, package, instance)
+            finally:
+                root.close()
             stream, _ = container.get_archive(WORKSPACE)
             with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
                 archive.extractall(workspace.parent, filter="data")
-            return result.prompt_values
+            return values
         finally:
             self.tracker.discard([container.id], [])
 
     def _set_up(self, container: Container, package: TaskPackage, instance: int, agent: Agent,
-                result: EpisodeResult) -> list:
-        generator = PurePosixPath(package.generator)
-        entries = server_entries() + _generator_entries(package) + _provision_entries(agent.provision(package))
-        container.put_archive("/", tar_of([(WORKSPACE.lstrip("/"), None, 0o755), *entries]))
+                result: EpisodeResult, start_from: InitialState | None,
+                share_initial: Callable[[InitialState], None] | None) -> list:
+        """Make the instance (or take it from `start_from`), share it if asked, then place the agent's files."""
+        provisions = _provision_files(agent.provision(package))
+        if start_from is not None:
+            result.prompt_values = start_from.prompt_values
+            scenes = _scenes(package, result.prompt_values)
+            if provisions:
+                _write_as_root(self.client, container, provisions)
+            return scenes
         root = Channel(self.client, container, "0")
         try:
-            made = root.run(f"python3 -I /arena/instance/{generator.name}", package.limits.verifier_timeout_s,
-                            env={"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "HOME": "/root"},
-                            max_output=MAX_PROMPT_VALUES + 1)
-            root.run(f"rm -rf /arena/instance /arena/verifier /arena/output && chown -R 1000:1000 {WORKSPACE}", 60)
+            result.prompt_values = _generate(root, package, instance)
+            scenes = _scenes(package, result.prompt_values)
+            if share_initial is not None:
+                share_initial(InitialState(package.name, instance, self._commit(container, package),
+                                           result.prompt_values))
+            for path, data in provisions:
+                root.write_file(path, data)
         finally:
             root.close()
-        result.prompt_values = _prompt_values(made)
-        try:
-            return package.scene_prompts(result.prompt_values)
-        except MissingValue as exc:
-            raise SetupError(f"the prompt uses {{{{ instance.{exc.args[0]} }}}} but the generator did not print "
-                             f"'{exc.args[0]}'") from None
+        return scenes
 
     def _act(self, container: Container, package: TaskPackage, agent: Agent, scenes: list,
              result: EpisodeResult) -> None:
@@ -206,9 +255,8 @@ class Sandbox:
         result.transcript.entries.append(entry)
         return channel, Observation(None, outcome, error, turns_left, deadline - time.monotonic())
 
-    def _freeze(self, container: Container, package: TaskPackage) -> str:
-        """Kill every process of the agent's container and commit its filesystem."""
-        container.kill()
+    def _commit(self, container: Container, package: TaskPackage) -> str:
+        """Commit the container's filesystem as a tracked snapshot image; returns its id."""
         image = container.commit(repository=SNAPSHOT_REPOSITORY, tag=f"{self.session}-{container.id[:12]}",
                                  conf={"Labels": labels("snapshot", self.session, package.name)})
         self.tracker.add_image(image.id)
@@ -216,29 +264,76 @@ class Sandbox:
 
     def _verify(self, snapshot: str, package: TaskPackage, instance: int, result: EpisodeResult,
                 made: list[str]) -> None:
-        """Score the snapshot in a fresh container whose only process is the verifier (added before it starts).
+        """Score the snapshot in a fresh container, where the verifier and its data arrive only now.
 
-        Its id joins `made` for removal with the episode's other containers.
+        The container's one process is the arena's loader (sandbox/verifier_loader.py), which receives the files on
+        stdin, runs the verifier and prints what it wrote. The container's id joins `made` for removal.
         """
         environment = {"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
                        "HOME": "/root", "PATH": DEFAULT_PATH}
         container = create_container(self.tracker, snapshot, package.limits, "verifier", self.session, package.name,
-                                     entrypoint=["python3", "-I", VERIFIER], environment=environment,
-                                     working_dir="/arena/verifier")
+                                     entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
+                                     environment=environment, stdin=True)
         made.append(container.id)
-        entries = [("arena", None, 0o755), ("arena/output", None, 0o755), ("arena/verifier", None, 0o755),
-                   (VERIFIER.lstrip("/"), package.verifier_file.read_bytes(), 0o644)]
-        for data in package.verifier_data:
-            entries += folder_entries(package.root / data, f"arena/verifier/{data.rstrip('/')}")
-        container.put_archive("/", tar_of(entries))
-        container.start()
-        exit_code, timed_out = _wait(container, package.limits.verifier_timeout_s)
+        timeout_s = package.limits.verifier_timeout_s
+        _start_with_input(self.client, container, _verifier_request(package), timeout_s)
+        exit_code, timed_out = _wait(container, timeout_s)
         stderr = container.logs(stdout=False, stderr=True, tail=40).decode("utf-8", "replace")
+        answer = _loader_answer(container.logs(stdout=True, stderr=False, tail=5))
+        if answer is None and not timed_out:
+            result.outcome = "verifier_error"
+            result.error = (f"the verifier could not be started (status {exit_code}): the image must provide "
+                            f"python3; {stderr[-400:].strip()}")
+            return
+        raw = None
+        if answer is not None:
+            exit_code = answer["exit_code"]
+            raw = base64.b64decode(answer["reward"]) if answer["reward"] is not None else None
+            if raw is None and answer["size"] >= MAX_REWARD_BYTES + 1:
+                raw = b"\0" * (MAX_REWARD_BYTES + 1)  # too large to read: the reward contract reports the size
         try:
-            reward = parse_reward(_read_file(container, OUTPUT, MAX_REWARD_BYTES + 1), exit_code, timed_out, stderr)
+            reward = parse_reward(raw, exit_code, timed_out, stderr)
             result.reward, result.details = reward.value, reward.details
         except VerifierError as exc:
             result.outcome, result.error = "verifier_error", str(exc)
+
+
+def _verifier_request(package: TaskPackage) -> bytes:
+    """The loader's request: verifier.py and the verifier data, where they go, and how to run the verifier."""
+    files = [(VERIFIER, package.verifier_file.read_bytes())]
+    for data in package.verifier_data:
+        files += folder_files(package.root / data, f"{VERIFIER_DIR}/{data.rstrip('/')}")
+    return json.dumps({
+        "files": [[path, base64.b64encode(content).decode(), 0o644] for path, content in files],
+        "output": OUTPUT, "max_bytes": MAX_REWARD_BYTES + 1, "command": ["python3", "-I", VERIFIER],
+        "cwd": VERIFIER_DIR,
+    }).encode()
+
+
+def _start_with_input(client: docker.DockerClient, container: Container, data: bytes, timeout_s: float) -> None:
+    """Start a container created with stdin and send it `data`, then end its input."""
+    attached = client.api.attach_socket(container.id, params={"stdin": 1, "stream": 1})
+    raw: socket.socket = getattr(attached, "_sock", attached)
+    try:
+        container.start()
+        raw.settimeout(timeout_s)
+        with contextlib.suppress(OSError):  # a container that exits at once reads nothing; its logs say why
+            raw.sendall(data)
+            raw.shutdown(socket.SHUT_WR)
+    finally:
+        with contextlib.suppress(OSError):
+            attached.close()
+
+
+def _loader_answer(stdout: bytes) -> dict | None:
+    """The loader's report from its stdout, or None when it printed none."""
+    for line in reversed(stdout.decode("utf-8", "replace").splitlines()):
+        if line.startswith(LOADER_MARKER):
+            with contextlib.suppress(ValueError):
+                answer = json.loads(line[len(LOADER_MARKER):])
+                if isinstance(answer, dict) and {"exit_code", "reward", "size"} <= answer.keys():
+                    return answer
+    return None
 
 
 def _wait(container: Container, timeout_s: float) -> tuple[int | None, bool]:
@@ -251,53 +346,53 @@ def _wait(container: Container, timeout_s: float) -> tuple[int | None, bool]:
         return None, True
 
 
-def _read_file(container: Container, path: str, max_bytes: int) -> bytes | None:
-    """Up to max_bytes of a regular file in a stopped container, or None when there is none (a link counts as none)."""
+def _write_as_root(client: docker.DockerClient, container: Container, files: list[tuple[str, bytes]]) -> None:
+    """Place files through a short-lived root channel."""
+    root = Channel(client, container, "0")
     try:
-        stream, stat = container.get_archive(path)
-    except NotFound:
-        return None
-    if stat.get("size", 0) >= max_bytes:
-        return b"\0" * max_bytes  # too large to read: the reward contract reports the size
-    with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
-        member = next((m for m in archive.getmembers() if m.isfile()), None)
-        handle = archive.extractfile(member) if member else None
-        return handle.read(max_bytes) if handle else None
+        for path, data in files:
+            root.write_file(path, data)
+    finally:
+        root.close()
 
 
-class _NoAgent:
-    """No agent: only the instance is made."""
-
-    name = "instance"
-
-    def provision(self, package: TaskPackage) -> dict[str, bytes]:
-        return {}
-
-    def act(self, observation: object) -> EndScene:
-        return EndScene()
-
-
-def _provision_entries(files: dict[str, bytes]) -> list[tuple[str, bytes | None, int]]:
-    """Tar entries for an agent's files under /arena/, refusing paths that would touch the arena's own folders."""
-    entries: dict[str, tuple[str, bytes | None, int]] = {}
+def _provision_files(files: dict[str, bytes]) -> list[tuple[str, bytes]]:
+    """An agent's files under /arena/, refusing paths that would touch the arena's own folders."""
+    placed = []
     for path, content in sorted(files.items()):
         parts = PurePosixPath(path).parts
         if not parts or parts[0] in RESERVED or ".." in parts or path.startswith("/"):
             raise SetupError(f"an agent may not place files at /arena/{path}")
-        for depth in range(1, len(parts)):
-            folder = "arena/" + "/".join(parts[:depth])
-            entries.setdefault(folder, (folder, None, 0o755))
-        entries[path] = (f"arena/{path}", content, 0o644)
-    return list(entries.values())
+        placed.append((f"/arena/{path}", content))
+    return placed
 
 
-def _generator_entries(package: TaskPackage) -> list[tuple[str, bytes | None, int]]:
-    """The generator's folder (or the generator alone, when it sits at the package root) as /arena/instance."""
+def _generate(root: Channel, package: TaskPackage, instance: int) -> dict:
+    """Run the generator as root for one instance, then delete it and give /workspace to the agent user.
+
+    Returns the prompt values; raises SetupError when the generator fails.
+    """
     generator = PurePosixPath(package.generator)
-    if generator.parent.name:
-        return folder_entries(package.root / generator.parent, "arena/instance")
-    return [("arena/instance", None, 0o755),
-            (f"arena/instance/{generator.name}", (package.root / generator).read_bytes(), 0o644)]
+    source = package.root / generator
+    folder = source.parent if generator.parent.name else source
+    for path, data in folder_files(folder, INSTANCE_DIR if generator.parent.name else
+                                   f"{INSTANCE_DIR}/{generator.name}"):
+        root.write_file(path, data)
+    made = root.run(f"mkdir -p {WORKSPACE} && cd {WORKSPACE} && exec python3 -I {INSTANCE_DIR}/{generator.name}",
+                    package.limits.verifier_timeout_s, cwd="/",
+                    env={"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "HOME": "/root"},
+                    max_output=MAX_PROMPT_VALUES + 1)
+    root.run(f"rm -rf {INSTANCE_DIR} && chown -R 1000:1000 {WORKSPACE}", 60, cwd="/")
+    return _prompt_values(made)
+
+
+def _scenes(package: TaskPackage, values: dict) -> list:
+    """The scenes' prompts with the instance's values filled in."""
+    try:
+        return package.scene_prompts(values)
+    except MissingValue as exc:
+        raise SetupError(f"the prompt uses {{{{ instance.{exc.args[0]} }}}} but the generator did not print "
+                         f"'{exc.args[0]}'") from None
 
 
 def _prompt_values(made: CommandResult) -> dict:

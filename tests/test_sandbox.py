@@ -69,7 +69,8 @@ def test_agent_runs_unprivileged_without_network(sandbox: Sandbox, package: Task
 
 
 def test_agent_cannot_touch_the_arena_or_see_the_seed(sandbox: Sandbox, package: TaskPackage) -> None:
-    agent, _ = run(sandbox, package, Shell("touch /arena/x; echo $?; ls /arena; echo ${ARENA_INSTANCE:-unset}"))
+    agent, _ = run(sandbox, package,
+                   Shell("touch /arena/x; echo $?; echo \"[$(ls /arena)]\"; echo ${ARENA_INSTANCE:-unset}"))
     status, listing, seed = outputs(agent)[0].strip().split("\n")
     assert status != "0" and "instance" not in listing and seed == "unset"
 

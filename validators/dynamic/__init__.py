@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from sandbox.agent_interface import Agent
-from sandbox.episode import EpisodeResult, Sandbox
+from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
 from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
@@ -73,7 +75,7 @@ def default_workers(package: TaskPackage) -> int:
 def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = DEFAULT_INSTANCES,
                        workers: int | None = None, on_trial: Callable[[str], None] | None = None,
                        probes: tuple[str, ...] | None = None) -> DynamicResult:
-    """Build the image, scan it for leaks, run every trial in parallel and judge the results."""
+    """Build the image, then scan it for leaks while every trial runs in parallel; judge the results."""
     try:
         built = sandbox.image(package)
     except BuildFailed as exc:
@@ -81,28 +83,96 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
             f"{exc}" + (f"\n{exc.log[-1500:]}" if exc.log else ""),
             "Run `docker build environment/` to see the whole log; raise limits.build_timeout_s if the build is "
             "slow but correct.", "environment/Dockerfile")], [])
-    diagnostics = scan_image(sandbox.client, built.tag, package)
     planned = plan(package, pick_instances(package.instance_count, instances), probes)
-
-    def run(trial: PlannedTrial) -> EpisodeResult:
-        result = sandbox.run_episode(package, trial.instance, trial.make_agent())
-        if on_trial:
-            on_trial(f"{trial.role} {result.agent} #{trial.instance}")
-        return result
-
+    scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-leak-scan")
+    leaks = scanner.submit(scan_image, sandbox.client, built.tag, package)
+    trials = _TrialRunner(package, sandbox, on_trial)
     pool = ThreadPoolExecutor(max_workers=workers or default_workers(package))
     try:
-        results = list(pool.map(run, planned))
+        results = list(pool.map(trials.run, planned))
+        diagnostics = leaks.result()
     except BaseException:
+        trials.abandon()  # episodes waiting for a shared instance give up instead of waiting forever
         sandbox.close()  # kill every container first, so running episodes fail fast instead of being waited for
         pool.shutdown(wait=True, cancel_futures=True)
+        scanner.shutdown(wait=True, cancel_futures=True)
         raise
+    finally:
+        trials.release()
     pool.shutdown()
+    scanner.shutdown()
     oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == "oracle"}
     judged = [_judge(package, trial, result, oracle_runs) for trial, result in zip(planned, results, strict=True)]
     for found, _ in judged:
         diagnostics.extend(d for d in found if d not in diagnostics)
     return DynamicResult(diagnostics, [record for _, record in judged], built.cached)
+
+
+class _TrialRunner:
+    """Runs planned trials so that each instance is generated once: the oracle's episode shares its instance as
+    committed right after setup, the do-nothing trial scores that state untouched, and probes start from it. The
+    determinism trial makes its instance afresh."""
+
+    def __init__(self, package: TaskPackage, sandbox: Sandbox, on_trial: Callable[[str], None] | None) -> None:
+        self.package = package
+        self.sandbox = sandbox
+        self.on_trial = on_trial
+        self._shared: dict[int, Future[InitialState | None]] = {}
+        self._setup_errors: dict[int, str] = {}
+        self._lock = threading.Lock()
+
+    def run(self, trial: PlannedTrial) -> EpisodeResult:
+        """One trial's episode."""
+        if trial.role == "oracle":
+            result = self._run_sharing(trial)
+        elif trial.role == "repeat":
+            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent())
+        else:
+            state = self._shared_state(trial.instance).result()
+            agent = trial.make_agent()
+            if state is None:
+                result = EpisodeResult(self.package.name, trial.instance, agent.name, "setup_error",
+                                       error=self._setup_errors.get(trial.instance, "the instance was not made"))
+            elif trial.role == "nop":
+                result = self.sandbox.score_initial(self.package, state, agent.name)
+            else:
+                result = self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state)
+        if self.on_trial:
+            self.on_trial(f"{trial.role} {result.agent} #{trial.instance}")
+        return result
+
+    def _run_sharing(self, trial: PlannedTrial) -> EpisodeResult:
+        shared = self._shared_state(trial.instance)
+        try:
+            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(),
+                                              share_initial=shared.set_result)
+            if result.outcome == "setup_error":
+                self._setup_errors[trial.instance] = result.error or ""
+            return result
+        finally:
+            if not shared.done():
+                shared.set_result(None)
+
+    def _shared_state(self, instance: int) -> Future[InitialState | None]:
+        with self._lock:
+            return self._shared.setdefault(instance, Future())
+
+    def abandon(self) -> None:
+        """Wake every trial still waiting for a shared instance: there will be none."""
+        with self._lock:
+            waiting = [f for f in self._shared.values() if not f.done()]
+        for future in waiting:
+            with contextlib.suppress(InvalidStateError):
+                future.set_result(None)
+
+    def release(self) -> None:
+        """Hand every shared instance back to the sandbox."""
+        with self._lock:
+            shared = list(self._shared.values())
+        for future in shared:
+            state = future.result() if future.done() else None
+            if state is not None:
+                self.sandbox.release(state)
 
 
 def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
+import stat
 import tarfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import docker
 
@@ -13,11 +17,10 @@ from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 
 MIN_SECRET_BYTES = 32  # smaller files (an empty __init__.py, "{}") match too much to mean anything
-MAX_MEMBER_BYTES = 16 * 1024 * 1024
 
 
-def hidden_files(package: TaskPackage) -> dict[str, str]:
-    """SHA-256 → package path of every file the agent must never see."""
+def hidden_files(package: TaskPackage) -> dict[tuple[int, str], str]:
+    """(size, SHA-256) → package path of every file (of at least MIN_SECRET_BYTES) the agent must never see."""
     roots = [package.root / relative for relative in package.hidden_paths()]
     found: dict[str, str] = {}
     for root in roots:
@@ -27,36 +30,75 @@ def hidden_files(package: TaskPackage) -> dict[str, str]:
                 continue
             data = path.read_bytes()
             if len(data) >= MIN_SECRET_BYTES:
-                found[hashlib.sha256(data).hexdigest()] = path.relative_to(package.root).as_posix()
+                found[(len(data), hashlib.sha256(data).hexdigest())] = path.relative_to(package.root).as_posix()
     return found
 
 
-def scan_image(client: docker.DockerClient, tag: str, package: TaskPackage) -> list[Diagnostic]:
-    """Stream the saved image and report every layer file identical to a hidden file."""
+def scan_image(client: docker.DockerClient, tag: str, package: TaskPackage,
+               read_storage: bool = True) -> list[Diagnostic]:
+    """Report every file in any layer of the image that is identical to a hidden file.
+
+    Where the engine runs on this machine with overlay2 and its layer folders are readable (root), they are read in
+    place; otherwise (and always with read_storage=False) the engine streams the saved image, as `docker save` does.
+    """
     secrets = hidden_files(package)
     if not secrets:
         return []
+    sizes = {size for size, _ in secrets}
+    folders = _layer_folders(client, tag) if read_storage else None
+    files = _folder_files(folders, sizes) if folders is not None else _saved_files(client, tag, sizes)
+    found: dict[tuple[int, str], Diagnostic] = {}
+    for name, data in files:
+        key = (len(data), hashlib.sha256(data).hexdigest())
+        if key in secrets and key not in found:
+            found[key] = check("ARENA706").found(
+                f"the image contains /{name}, a copy of {secrets[key]}: the agent could read it",
+                "Remove whatever copies it into environment/ or the image; hidden files are copied in by the arena "
+                "only when they are needed.", secrets[key])
+    return list(found.values())
+
+
+def _layer_folders(client: docker.DockerClient, tag: str) -> list[Path] | None:
+    """The image's overlay2 layer folders, when the engine is local and every one of them can be read here."""
+    if not os.environ.get("DOCKER_HOST", "unix://").startswith("unix://"):
+        return None
+    image = client.api.inspect_image(tag)
+    driver = image.get("GraphDriver") or {}
+    data = driver.get("Data") or {}
+    if driver.get("Name") != "overlay2" or not data.get("UpperDir"):
+        return None
+    folders = [Path(data["UpperDir"]), *(Path(f) for f in (data.get("LowerDir") or "").split(":") if f)]
+    if len(folders) != len(image.get("RootFS", {}).get("Layers", [])):
+        return None
+    if not all(folder.is_dir() and os.access(folder, os.R_OK | os.X_OK) for folder in folders):
+        return None
+    return folders
+
+
+def _folder_files(folders: list[Path], sizes: set[int]) -> Iterator[tuple[str, bytes]]:
+    """(path in the image, content) of every regular file of a wanted size in the layer folders."""
+    for folder in folders:
+        for parent, _, names in os.walk(folder):
+            for name in names:
+                path = os.path.join(parent, name)
+                info = os.lstat(path)
+                if stat.S_ISREG(info.st_mode) and info.st_size in sizes:
+                    yield os.path.relpath(path, folder), Path(path).read_bytes()
+
+
+def _saved_files(client: docker.DockerClient, tag: str, sizes: set[int]) -> Iterator[tuple[str, bytes]]:
+    """(path in the image, content) of every regular file of a wanted size in the engine's saved image stream."""
     reader = io.BufferedReader(_StreamReader(client.images.get(tag).save(named=False)), 1 << 20)
-    found: dict[str, Diagnostic] = {}
     with tarfile.open(fileobj=reader, mode="r|") as outer:
         for member in outer:
-            if not member.isfile() or not member.name.endswith(".tar"):
-                continue
-            layer = outer.extractfile(member)
+            layer = outer.extractfile(member) if member.isfile() and member.name.endswith(".tar") else None
             if layer is None:
                 continue
             with tarfile.open(fileobj=layer, mode="r|") as inner:
                 for entry in inner:
-                    if not entry.isfile() or entry.size < MIN_SECRET_BYTES or entry.size > MAX_MEMBER_BYTES:
-                        continue
-                    handle = inner.extractfile(entry)
-                    digest = hashlib.sha256(handle.read()).hexdigest() if handle else ""
-                    if digest in secrets and digest not in found:
-                        found[digest] = check("ARENA706").found(
-                            f"the image contains /{entry.name}, a copy of {secrets[digest]}: the agent could read it",
-                            "Remove whatever copies it into environment/ or the image; hidden files are copied in "
-                            "by the arena only when they are needed.", secrets[digest])
-    return list(found.values())
+                    handle = inner.extractfile(entry) if entry.isfile() and entry.size in sizes else None
+                    if handle is not None:
+                        yield entry.name, handle.read()
 
 
 class _StreamReader(io.RawIOBase):
