@@ -4,9 +4,11 @@ The bare script uses the docker CLI for `docker build`, one oracle run and one v
 (one trial). `arena check` runs the static checks, then every dynamic trial (oracle and do-nothing on several
 instances, determinism, isolation, the tamper suite) in fresh containers. Both start cold: the package gets a unique
 marker in its Dockerfile's first RUN, so no layer past the base image is cached. Then `arena check` runs again warm
-(image cached). Also: one command round trip through the sandbox's channel against `docker exec` from the CLI.
+(image cached). Cold runs are repeated (bare first, then arena, in each round) and medians reported, since a cold
+build's time varies with the package mirror. Also: one command round trip through the sandbox's channel against
+`docker exec` from the CLI.
 
-    .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--round-trips 200]
+    .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -119,24 +122,36 @@ def round_trips(package_dir: Path, count: int) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--package", type=Path, default=ROOT / "environments" / "ledger-reconciliation")
+    parser.add_argument("--rounds", type=int, default=3, help="cold rounds (bare, then arena); medians are reported")
     parser.add_argument("--round-trips", type=int, default=200)
     args = parser.parse_args()
+    bare_times: list[float] = []
+    cold_times: list[float] = []
+    ratios: list[float] = []
     with tempfile.TemporaryDirectory() as folder:
-        bare_s, reward = bare_script(cold_copy(args.package, Path(folder) / "bare"))
-        package_dir = cold_copy(args.package, Path(folder) / "arena")
-        cold_s, trials = arena_check(package_dir, "--no-cache")
+        for round_number in range(args.rounds):
+            bare_s, reward = bare_script(cold_copy(args.package, Path(folder) / f"bare-{round_number}"))
+            package_dir = cold_copy(args.package, Path(folder) / f"arena-{round_number}")
+            cold_s, trials = arena_check(package_dir, "--no-cache")
+            bare_times.append(bare_s)
+            cold_times.append(cold_s)
+            ratios.append(cold_s / bare_s)
+            print(f"round {round_number + 1}: bare {bare_s:.2f} s, arena cold {cold_s:.2f} s ({cold_s / bare_s:.2f}x)",
+                  flush=True)
         rerun_s, _ = arena_check(package_dir, "--no-cache")
         arena_check(package_dir)  # fills the results cache
         warm_s, _ = arena_check(package_dir)
         sh(ARENA, "gc", "--images")
         ours, cli = round_trips(args.package, args.round_trips)
         sh(ARENA, "gc", "--images")
+    bare_s, cold_s, ratio = statistics.median(bare_times), statistics.median(cold_times), statistics.median(ratios)
     print(f"package:                     {args.package.name}")
-    print(f"bare script (cold, 1 trial): {bare_s:6.2f} s  (oracle reward {reward})")
-    print(f"arena check (cold):          {cold_s:6.2f} s  ({trials} trials)")
+    print(f"bare script (cold, 1 trial): {bare_s:6.2f} s  (median of {args.rounds}; oracle reward {reward})")
+    print(f"arena check (cold):          {cold_s:6.2f} s  (median of {args.rounds}; {trials} trials)")
     print(f"arena check (image cached):  {rerun_s:6.2f} s  (every trial runs again: --no-cache)")
     print(f"arena check (warm):          {warm_s:6.2f} s  (unchanged package: results reused)")
-    print(f"ratio cold arena / bare:     {cold_s / bare_s:.2f}x with {trials}x the trials (target <= 1.5x, >= 6x)")
+    print(f"ratio cold arena / bare:     {ratio:.2f}x (median of the rounds' ratios; range {min(ratios):.2f}-"
+          f"{max(ratios):.2f}) with {trials}x the trials (target <= 1.5x, >= 6x)")
     print(f"ratio warm / cold:           {warm_s / cold_s:.2f}  (image cached, trials rerun: {rerun_s / cold_s:.2f})")
     print(f"command round trip: channel {ours * 1000:.2f} ms, docker exec CLI {cli * 1000:.1f} ms "
           f"({cli / ours:.0f}x faster)")

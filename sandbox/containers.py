@@ -18,6 +18,7 @@ from taskpkg.model import Limits
 
 ROOT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER"]  # for root's setup; the agent (UID 1000) holds none
 KEEP_ALIVE = ["sleep", "infinity"]
+REMOVE_RETRY_WAITS_S = (0.05, 0.1, 0.2, 0.4, 0.8)
 NETWORK_MODE = "none"  # loopback only; the one place the sandbox's isolation is decided
 # With "none" the engine is also told to set up no network at all: the container gets a namespace of its own holding
 # only loopback, as with "none", but the engine skips its network hook (a re-run of itself) on every start.
@@ -105,18 +106,19 @@ class Tracker:
 
 
 def _remove(call: Callable[[], object]) -> None:
-    """Run a removal; NotFound means done. A conflict (a removal or commit in progress) is retried once; what still
-    fails is left for the session sweep that ends every Sandbox.close()."""
-    for attempt in range(2):
+    """Run a removal; NotFound means done. A conflict (an image whose last container another thread is removing right
+    now, a commit in progress) is retried a few times with short waits; what still fails is left for the session
+    sweep that ends every Sandbox.close()."""
+    for wait_s in (*REMOVE_RETRY_WAITS_S, None):
         try:
             call()
             return
         except NotFound:
             return
         except APIError:
-            if attempt:
+            if wait_s is None:
                 return
-            time.sleep(0.5)
+            time.sleep(wait_s)
 
 
 def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str) -> Container:
@@ -133,28 +135,33 @@ def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, se
 
     With `stdin`, its main process reads what is sent on an attached socket, until that socket's write side closes.
     """
-    options = dict(
-        entrypoint=entrypoint, command=[], detach=not stdin, stdin_open=stdin, init=True, user="0",
-        working_dir=working_dir, hostname="arena", environment=environment or {},
-        network_mode=NETWORK_MODE, network_disabled=NETWORK_MODE == "none",
-        cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES, security_opt=["no-new-privileges"],
-        nano_cpus=int(limits.cpus * 1e9), mem_limit=f"{limits.memory_mb}m", memswap_limit=f"{limits.memory_mb}m",
-        pids_limit=limits.pids, labels=labels(kind, session, package),
+    api = tracker.client.api
+    host = dict(
+        init=True, network_mode=NETWORK_MODE, cap_drop=["ALL"], cap_add=ROOT_CAPABILITIES,
+        security_opt=["no-new-privileges"], nano_cpus=int(limits.cpus * 1e9), mem_limit=f"{limits.memory_mb}m",
+        memswap_limit=f"{limits.memory_mb}m", pids_limit=limits.pids,
         ulimits=[Ulimit(name="fsize", soft=limits.storage_mb * 1024 * 1024, hard=limits.storage_mb * 1024 * 1024)],
     )
+
+    def create(**extra: object) -> str:
+        return api.create_container(
+            image, entrypoint=entrypoint, command=[], detach=not stdin, stdin_open=stdin, user="0",
+            working_dir=working_dir, hostname="arena", environment=environment or {},
+            network_disabled=NETWORK_MODE == "none", labels=labels(kind, session, package),
+            host_config=api.create_host_config(**host, **extra))["Id"]
+
     if tracker.storage_opt_supported is not False:
         try:
-            container = tracker.client.containers.create(image, storage_opt={"size": f"{limits.storage_mb}m"},
-                                                         **options)
+            container_id = create(storage_opt={"size": f"{limits.storage_mb}m"})
             tracker.storage_opt_supported = True
         except APIError as exc:
             if "storage-opt" not in str(exc) and "storage_opt" not in str(exc):
                 raise
             tracker.storage_opt_supported = False
     if tracker.storage_opt_supported is False:
-        container = tracker.client.containers.create(image, **options)
-    tracker.add_container(container.id)
-    return container
+        container_id = create()
+    tracker.add_container(container_id)
+    return tracker.client.containers.prepare_model({"Id": container_id})  # no inspect round trip: only the id is used
 
 
 def folder_files(source: Path, target: str) -> list[tuple[str, bytes]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import binascii
 import contextlib
 import io
 import json
@@ -34,7 +35,7 @@ OUTPUT = "/arena/output/reward.json"
 VERIFIER_DIR = "/arena/verifier"
 VERIFIER = f"{VERIFIER_DIR}/verifier.py"
 INSTANCE_DIR = "/arena/instance"
-LOADER_MARKER = "ARENA-VERIFIER "
+LOADER_MARKER = "ARENA-VERIFIER"
 MAX_PROMPT_VALUES = 64 * 1024
 SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
 RESERVED = frozenset({"instance", "verifier", "output"})
@@ -257,10 +258,11 @@ class Sandbox:
 
     def _commit(self, container: Container, package: TaskPackage) -> str:
         """Commit the container's filesystem as a tracked snapshot image; returns its id."""
-        image = container.commit(repository=SNAPSHOT_REPOSITORY, tag=f"{self.session}-{container.id[:12]}",
-                                 conf={"Labels": labels("snapshot", self.session, package.name)})
-        self.tracker.add_image(image.id)
-        return image.id
+        image_id = self.client.api.commit(container.id, repository=SNAPSHOT_REPOSITORY,
+                                          tag=f"{self.session}-{container.id[:12]}",
+                                          conf={"Labels": labels("snapshot", self.session, package.name)})["Id"]
+        self.tracker.add_image(image_id)
+        return image_id
 
     def _verify(self, snapshot: str, package: TaskPackage, instance: int, result: EpisodeResult,
                 made: list[str]) -> None:
@@ -287,9 +289,8 @@ class Sandbox:
             return
         raw = None
         if answer is not None:
-            exit_code = answer["exit_code"]
-            raw = base64.b64decode(answer["reward"]) if answer["reward"] is not None else None
-            if raw is None and answer["size"] >= MAX_REWARD_BYTES + 1:
+            exit_code, size, raw = answer
+            if raw is None and size >= MAX_REWARD_BYTES + 1:
                 raw = b"\0" * (MAX_REWARD_BYTES + 1)  # too large to read: the reward contract reports the size
         try:
             reward = parse_reward(raw, exit_code, timed_out, stderr)
@@ -299,15 +300,16 @@ class Sandbox:
 
 
 def _verifier_request(package: TaskPackage) -> bytes:
-    """The loader's request: verifier.py and the verifier data, where they go, and how to run the verifier."""
+    """The loader's request: where the reward goes, how to run the verifier, then verifier.py and its data."""
     files = [(VERIFIER, package.verifier_file.read_bytes())]
     for data in package.verifier_data:
         files += folder_files(package.root / data, f"{VERIFIER_DIR}/{data.rstrip('/')}")
-    return json.dumps({
-        "files": [[path, base64.b64encode(content).decode(), 0o644] for path, content in files],
-        "output": OUTPUT, "max_bytes": MAX_REWARD_BYTES + 1, "command": ["python3", "-I", VERIFIER],
-        "cwd": VERIFIER_DIR,
-    }).encode()
+    arguments = ["python3", "-I", VERIFIER]
+    fields = [OUTPUT, str(MAX_REWARD_BYTES + 1), VERIFIER_DIR, str(len(arguments)), *arguments]
+    for path, content in files:
+        fields += [path, "420", content]  # 0o644
+    return b"".join(b"%d:%s" % (len(field), field) for field in
+                    (f.encode() if isinstance(f, str) else f for f in fields))
 
 
 def _start_with_input(client: docker.DockerClient, container: Container, data: bytes, timeout_s: float) -> None:
@@ -325,14 +327,16 @@ def _start_with_input(client: docker.DockerClient, container: Container, data: b
             attached.close()
 
 
-def _loader_answer(stdout: bytes) -> dict | None:
-    """The loader's report from its stdout, or None when it printed none."""
-    for line in reversed(stdout.decode("utf-8", "replace").splitlines()):
-        if line.startswith(LOADER_MARKER):
-            with contextlib.suppress(ValueError):
-                answer = json.loads(line[len(LOADER_MARKER):])
-                if isinstance(answer, dict) and {"exit_code", "reward", "size"} <= answer.keys():
-                    return answer
+def _loader_answer(stdout: bytes) -> tuple[int, int, bytes | None] | None:
+    """(exit code, output size, output bytes or None) from the loader's report, or None when it printed none."""
+    for line in reversed(stdout.decode("ascii", "replace").splitlines()):
+        parts = line.split(" ")
+        if len(parts) == 4 and parts[0] == LOADER_MARKER and parts[1].isdigit() and parts[2].isdigit():
+            try:
+                content = None if parts[3] == "-" else base64.b64decode(parts[3], validate=True)
+            except binascii.Error:
+                continue
+            return int(parts[1]), int(parts[2]), content
     return None
 
 

@@ -73,7 +73,7 @@ def exhaust_resources() -> ScriptedAgent:
     ], 60)
 
 
-EGRESS_SCRIPT = b"""import json, os, socket
+EGRESS_SCRIPT = """import json, os, socket
 found = {}
 attempts = {
     "dns deb.debian.org": lambda: socket.getaddrinfo("deb.debian.org", 80),
@@ -94,8 +94,7 @@ print("EGRESS " + json.dumps(found))
 
 def reach_network() -> ScriptedAgent:
     """Try DNS and TCP egress and list network interfaces; prints one EGRESS line the isolation check reads."""
-    return ScriptedAgent("probe:reach-network", ["python3 /arena/probe/egress.py"], 60,
-                         {"probe/egress.py": EGRESS_SCRIPT})
+    return ScriptedAgent("probe:reach-network", [f"python3 - <<'ARENA_EGRESS'\n{EGRESS_SCRIPT}ARENA_EGRESS"], 60)
 
 
 @dataclass
