@@ -3,6 +3,7 @@ caught by the right check id."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from sandbox.episode import Sandbox
 from taskpkg.loader import load_package
 from tests.support.packages import edit, make_valid_package
 from validators.dynamic import DYNAMIC_IDS, run_dynamic_checks
+from validators.dynamic.leaks import _layer_folders, scan_image
 
 
 @pytest.fixture(scope="module")
@@ -171,3 +173,26 @@ def test_network_reaching_container_is_caught(sandbox: Sandbox, package_dir: Pat
     result = dynamic(sandbox, package_dir, probes=("reach-network",))
     (finding,) = [d for d in result.diagnostics if d.check_id == "ARENA705"]
     assert "eth0" in finding.message
+
+
+def test_leak_scan_reads_layers_in_place_and_from_the_saved_image_alike(sandbox: Sandbox, package_dir: Path) -> None:
+    _leak(package_dir)
+    package = load_package(package_dir).package
+    assert package is not None
+    tag = sandbox.image(package).tag
+    if os.geteuid() == 0 and sandbox.client.info()["Driver"] == "overlay2":
+        assert _layer_folders(sandbox.client, tag) is not None  # the fast path is the one taken here
+    in_place = scan_image(sandbox.client, tag, package)
+    saved = scan_image(sandbox.client, tag, package, read_storage=False)
+    assert [d.message for d in in_place] == [d.message for d in saved]
+    (finding,) = saved
+    assert "/opt/solve_copy.py" in finding.message and finding.file == "oracle/solve.py"
+
+
+def test_setup_error_reaches_every_trial_of_its_instance(sandbox: Sandbox, package_dir: Path) -> None:
+    BROKEN["ARENA710"][0](package_dir)
+    result = dynamic(sandbox, package_dir, probes=("wipe-workspace",))
+    assert {t["agent"] for t in result.trials} == {"oracle", "nop", "probe:wipe-workspace"}
+    assert {t["outcome"] for t in result.trials} == {"error"}
+    assert all("exited with status 4" in t["log"] for t in result.trials)
+    assert [d.check_id for d in result.diagnostics] == ["ARENA710"]  # one finding, not one per trial

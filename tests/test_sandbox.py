@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -16,11 +17,12 @@ import pytest
 from sandbox.agent_interface import Action, EndScene, Observation, Shell, WriteFile
 from sandbox.cleanup import collect_garbage
 from sandbox.engine import OWNER_VARIABLE
-from sandbox.episode import Sandbox
+from sandbox.episode import InitialState, Sandbox
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
 from tests.conftest import arena_resources
 from tests.support.packages import edit, make_valid_package
+from validators.agents import oracle_agent
 
 
 @dataclass
@@ -159,3 +161,52 @@ def test_peak_memory_is_measured(sandbox: Sandbox, package: TaskPackage) -> None
     _, heavy = run(sandbox, package, Shell(touch_120_mib))
     assert light.peak_memory_mb is not None and heavy.peak_memory_mb is not None
     assert heavy.peak_memory_mb >= light.peak_memory_mb + 100
+
+
+def test_loopback_works_and_is_the_only_interface(sandbox: Sandbox, package: TaskPackage) -> None:
+    serve_and_connect = ("import os, socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); "
+                         "c = socket.create_connection(s.getsockname(), 2); "
+                         "print(s.accept()[1][0], sorted(os.listdir('/sys/class/net')))")
+    agent, _ = run(sandbox, package, Shell(f'python3 -c "{serve_and_connect}"'))
+    assert outputs(agent)[0].strip() == "127.0.0.1 ['lo']"
+
+
+def test_initial_state_is_shared_without_the_agents_files(engine: object, sandbox: Sandbox,
+                                                        package: TaskPackage) -> None:
+    shared: list[InitialState] = []
+    first = sandbox.run_episode(package, 7, oracle_agent(package), share_initial=shared.append)
+    (state,) = shared
+    try:
+        untouched = sandbox.score_initial(package, state)
+        looker = Recorder([Shell('echo "[$(ls /arena)]"; wc -l < numbers.txt; stat -c %u numbers.txt')])
+        looked = sandbox.run_episode(package, 7, looker, start_from=state)
+        solved = sandbox.run_episode(package, 7, oracle_agent(package), start_from=state)
+    finally:
+        sandbox.release(state)
+    assert (first.reward, untouched.reward, solved.reward) == (1.0, 0.0, 1.0)
+    assert untouched.details == {"reason": "answer.txt is missing"}
+    listing, count, owner = outputs(looker)[0].split()
+    assert listing == "[]"  # the oracle's files arrived after the state was shared
+    assert int(count) == first.prompt_values["count"] and looked.prompt_values == first.prompt_values
+    assert owner == "1000"
+    deadline = time.monotonic() + 30
+    while state.image in {image.id for image in engine.images.list(all=True)}:  # type: ignore[attr-defined]
+        assert time.monotonic() < deadline, "a released initial state was not removed"
+        time.sleep(0.2)
+
+
+def test_verifier_gets_its_data_whole_and_cannot_forge_the_loaders_report(sandbox: Sandbox, tmp_path: Path) -> None:
+    root = make_valid_package(tmp_path / "environments")
+    blob = os.urandom(3 * 2**20)
+    (root / "instance" / "blob.bin").write_bytes(blob)
+    edit(root / "verifier.py", '    Path(os.environ["ARENA_OUTPUT"]).write_text(json.dumps(score()))',
+         "    import hashlib\n"
+         '    print("ARENA-VERIFIER 0 2 e30=", flush=True)\n'  # a report of its own: "{}", which is no reward
+         '    print("ARENA-VERIFIER 0 2 e30=", file=sys.stderr)\n'
+         '    digest = hashlib.sha256((Path(__file__).parent / "instance" / "blob.bin").read_bytes()).hexdigest()\n'
+         '    Path(os.environ["ARENA_OUTPUT"]).write_text(json.dumps({"reward": 0.25, "details": {"blob": digest}}))')
+    package = load_package(root).package
+    assert package is not None
+    result = sandbox.run_episode(package, 3, Recorder([]))
+    assert result.outcome == "scored", result.error
+    assert result.reward == 0.25 and result.details == {"blob": hashlib.sha256(blob).hexdigest()}
