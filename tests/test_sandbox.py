@@ -23,6 +23,7 @@ from taskpkg.model import TaskPackage
 from tests.conftest import arena_resources
 from tests.support.packages import edit, make_valid_package
 from validators.agents import oracle_agent
+from validators.dynamic.probes import KEPT_FILL_MIB, exhaust_resources
 
 
 @dataclass
@@ -210,3 +211,12 @@ def test_verifier_gets_its_data_whole_and_cannot_forge_the_loaders_report(sandbo
     result = sandbox.run_episode(package, 3, Recorder([]))
     assert result.outcome == "scored", result.error
     assert result.reward == 0.25 and result.details == {"blob": hashlib.sha256(blob).hexdigest()}
+
+
+def test_storage_and_pids_limits_hold_and_verification_still_runs(sandbox: Sandbox, package: TaskPackage) -> None:
+    result = sandbox.run_episode(package, 7, exhaust_resources())
+    storage, fill, pids = result.transcript.entries[0].result["stdout"].splitlines()  # type: ignore[index]
+    assert storage == f"STORAGE refused at {package.limits.storage_mb * 2**20} [Errno 27] File too large"
+    assert fill == f"FILL {KEPT_FILL_MIB * 2**20}"
+    assert pids.startswith("PIDS refused after ") and 0 < int(pids.split()[3]) < package.limits.pids
+    assert result.outcome == "scored" and result.reward == 0.0

@@ -65,12 +65,42 @@ def garbage_workspace() -> ScriptedAgent:
     return ScriptedAgent("probe:garbage-workspace", [command], 60)
 
 
+KEPT_FILL_MIB = 64
+_EXHAUST = f"""import os, resource, time
+limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+with open("/workspace/.fill", "wb") as fill:
+    try:
+        fill.truncate(limit + 1 if limit != resource.RLIM_INFINITY else 2**40)
+        print("STORAGE grew past", limit)
+    except OSError as exc:
+        print("STORAGE refused at", limit, exc)
+    fill.truncate(0)
+    for _ in range({KEPT_FILL_MIB}):
+        fill.write(bytes(2**20))
+print("FILL", os.path.getsize("/workspace/.fill"), flush=True)
+started = 0
+try:
+    while started < 5000:
+        if os.fork() == 0:
+            os.close(1)
+            os.close(2)
+            time.sleep(60)
+            os._exit(0)
+        started += 1
+    print("PIDS never refused:", started)
+except OSError as exc:
+    print("PIDS refused after", started, exc)
+"""
+
+
 def exhaust_resources() -> ScriptedAgent:
-    """Spawn processes until the pids limit and write until the storage limit, then stop."""
-    return ScriptedAgent("probe:exhaust-resources", [
-        "i=0; while [ $i -lt 5000 ]; do sleep 60 & i=$((i+1)); done 2>/dev/null; true",
-        "dd if=/dev/zero of=/workspace/.fill bs=1M count=100000 2>/dev/null; true",
-    ], 60)
+    """Grow a file past the storage limit, leave a 64 MiB junk file, then fork until the pids limit.
+
+    Growing the file uses truncate, which the file-size limit refuses exactly as it refuses writes, so the limit is
+    exercised without writing (and freezing) gigabytes; the junk file kept is large enough to trouble a verifier that
+    reads the workspace whole. The forked processes stay, so nothing more can start in the agent's container.
+    """
+    return ScriptedAgent("probe:exhaust-resources", [f"python3 - <<'ARENA_EXHAUST'\n{_EXHAUST}ARENA_EXHAUST"], 60)
 
 
 EGRESS_SCRIPT = """import json, os, socket
