@@ -130,7 +130,8 @@ class Sandbox:
             agent_started = time.perf_counter()
             self._act(container, package, agent, scenes, result)
             result.timings["agent_s"] = time.perf_counter() - agent_started
-            snapshot = self._commit(container, package)  # paused while committed; removal then kills what it ran
+            container.kill()  # every process the agent left dies before its state is frozen
+            snapshot = self._commit(container, package)
             verify_started = time.perf_counter()
             self._verify(snapshot, package, instance, result, made)
             result.timings["verify_s"] = time.perf_counter() - verify_started
