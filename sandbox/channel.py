@@ -2,17 +2,15 @@
 
 The server's source travels as `python3 -I -S -c <source>`, so nothing is copied into the container for it.
 
-This is the only module that touches Docker's hijacked exec socket. Requests and answers are length-prefixed JSON
-inside Docker's multiplexed stream (8-byte frame headers), see shell_server.py for the operations.
+Requests and answers are length-prefixed JSON on the exec's stdin and stdout (sandbox.streams reads the engine's
+framing); see shell_server.py for the operations.
 """
 
 from __future__ import annotations
 
 import base64
-import contextlib
 import functools
 import json
-import socket
 import struct
 import time
 from dataclasses import dataclass
@@ -21,9 +19,9 @@ from importlib import resources
 import docker
 from docker.models.containers import Container
 
+from sandbox.streams import STDERR, MultiplexedSocket
+
 _HEADER = struct.Struct(">I")
-_FRAME = struct.Struct(">BxxxL")
-_STDOUT, _STDERR = 1, 2
 DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 
@@ -51,15 +49,12 @@ class Channel:
     """A request/answer channel to a shell server running in `container` as `user`."""
 
     def __init__(self, client: docker.DockerClient, container: Container, user: str) -> None:
-        self._container = container
         command = ["python3", "-I", "-S", "-c", script_source("shell_server.py")]
         exec_id = client.api.exec_create(container.id, command, stdin=True, stdout=True, stderr=True, user=user,
                                          workdir="/")["Id"]
-        raw = client.api.exec_start(exec_id, socket=True)
-        self._socket: socket.socket = getattr(raw, "_sock", raw)
-        self._raw = raw
+        self._connection = MultiplexedSocket(client.api.exec_start(exec_id, socket=True))
         self._pending = b""
-        self._stderr = bytearray()
+        self._stderr = b""
 
     def run(self, command: str, timeout_s: float, *, cwd: str = "/workspace", env: dict[str, str] | None = None,
             max_output: int = 65536) -> CommandResult:
@@ -81,16 +76,14 @@ class Channel:
 
     def close(self) -> None:
         """End the server (closing its stdin) and the connection."""
-        with contextlib.suppress(OSError):
-            self._socket.shutdown(socket.SHUT_WR)
-        with contextlib.suppress(OSError):
-            self._raw.close()
+        self._connection.end_input()
+        self._connection.close()
 
     def _ask(self, request: dict, timeout_s: float) -> dict:
         body = json.dumps(request).encode()
         deadline = time.monotonic() + timeout_s
         try:
-            self._socket.sendall(_HEADER.pack(len(body)) + body)
+            self._connection.send(_HEADER.pack(len(body)) + body)
             (size,) = _HEADER.unpack(self._read_stdout(_HEADER.size, deadline))
             answer = json.loads(self._read_stdout(size, deadline))
         except (OSError, ValueError) as exc:
@@ -101,34 +94,17 @@ class Channel:
 
     def _read_stdout(self, size: int, deadline: float) -> bytes:
         while len(self._pending) < size:
-            stream, payload = self._next_frame(deadline)
-            if stream == _STDERR:
-                self._stderr.extend(payload[-4096:])
+            stream, payload = self._connection.frame(deadline)
+            if stream == STDERR:
+                self._stderr = (self._stderr + payload)[-4096:]
             else:
                 self._pending += payload
         data, self._pending = self._pending[:size], self._pending[size:]
         return data
 
-    def _next_frame(self, deadline: float) -> tuple[int, bytes]:
-        stream, size = _FRAME.unpack(self._recv_exactly(_FRAME.size, deadline))
-        return stream, self._recv_exactly(size, deadline)
-
-    def _recv_exactly(self, size: int, deadline: float) -> bytes:
-        chunks = bytearray()
-        while len(chunks) < size:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
-                raise OSError("no answer before the deadline")
-            self._socket.settimeout(remaining)
-            chunk = self._socket.recv(size - len(chunks))
-            if not chunk:
-                raise OSError("the server closed the channel")
-            chunks.extend(chunk)
-        return bytes(chunks)
-
     def stderr_tail(self) -> str:
         """The last of what the server printed on stderr, for error messages."""
-        return bytes(self._stderr[-2000:]).decode("utf-8", "replace")
+        return self._stderr[-2000:].decode("utf-8", "replace")
 
 
 @functools.cache

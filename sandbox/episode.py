@@ -7,7 +7,6 @@ import binascii
 import contextlib
 import io
 import json
-import socket
 import tarfile
 import time
 from collections.abc import Callable
@@ -15,7 +14,6 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import docker
-import requests
 from docker.errors import DockerException
 from docker.models.containers import Container
 
@@ -26,6 +24,7 @@ from sandbox.containers import Tracker, create_container, folder_files, start_co
 from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.reward import MAX_REWARD_BYTES, VerifierError, parse_reward
+from sandbox.streams import STDERR, MultiplexedSocket
 from taskpkg.body import MissingValue
 from taskpkg.model import TaskPackage
 
@@ -36,6 +35,8 @@ VERIFIER_DIR = "/arena/verifier"
 VERIFIER = f"{VERIFIER_DIR}/verifier.py"
 INSTANCE_DIR = "/arena/instance"
 LOADER_MARKER = "ARENA-VERIFIER"
+MAX_LOADER_STDOUT = 4 * MAX_REWARD_BYTES  # the loader's report: the reward file in base64, and a few numbers
+STDERR_TAIL_BYTES = 8192
 MAX_PROMPT_VALUES = 64 * 1024
 SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
 RESERVED = frozenset({"instance", "verifier", "output"})
@@ -278,21 +279,19 @@ class Sandbox:
                                      entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
                                      environment=environment, stdin=True)
         made.append(container.id)
-        timeout_s = package.limits.verifier_timeout_s
-        _start_with_input(self.client, container, _verifier_request(package), timeout_s)
-        exit_code, timed_out = _wait(container, timeout_s)
-        stderr = container.logs(stdout=False, stderr=True, tail=40).decode("utf-8", "replace")
-        answer = _loader_answer(container.logs(stdout=True, stderr=False, tail=5))
+        stdout, stderr, timed_out = _run_to_end(self.client, container, _verifier_request(package),
+                                                package.limits.verifier_timeout_s)
+        if timed_out:
+            with contextlib.suppress(DockerException):
+                container.kill()
+        answer = _loader_answer(stdout)
         if answer is None and not timed_out:
             result.outcome = "verifier_error"
-            result.error = (f"the verifier could not be started (status {exit_code}): the image must provide "
-                            f"python3; {stderr[-400:].strip()}")
+            result.error = f"the verifier could not be started (the image must provide python3): {stderr[-400:]}"
             return
-        raw = None
-        if answer is not None:
-            exit_code, size, raw = answer
-            if raw is None and size >= MAX_REWARD_BYTES + 1:
-                raw = b"\0" * (MAX_REWARD_BYTES + 1)  # too large to read: the reward contract reports the size
+        exit_code, size, raw = answer if answer is not None else (None, 0, None)
+        if raw is None and size >= MAX_REWARD_BYTES + 1:
+            raw = b"\0" * (MAX_REWARD_BYTES + 1)  # too large to read: the reward contract reports the size
         try:
             reward = parse_reward(raw, exit_code, timed_out, stderr)
             result.reward, result.details = reward.value, reward.details
@@ -313,19 +312,35 @@ def _verifier_request(package: TaskPackage) -> bytes:
                     (f.encode() if isinstance(f, str) else f for f in fields))
 
 
-def _start_with_input(client: docker.DockerClient, container: Container, data: bytes, timeout_s: float) -> None:
-    """Start a container created with stdin and send it `data`, then end its input."""
-    attached = client.api.attach_socket(container.id, params={"stdin": 1, "stream": 1})
-    raw: socket.socket = getattr(attached, "_sock", attached)
+def _run_to_end(client: docker.DockerClient, container: Container, data: bytes,
+                timeout_s: float) -> tuple[bytes, str, bool]:
+    """Start a container created with stdin, send it `data`, and collect its output until it ends.
+
+    Returns (stdout up to MAX_LOADER_STDOUT bytes, the tail of stderr, whether the deadline passed first).
+    """
+    connection = MultiplexedSocket(client.api.attach_socket(
+        container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
+    deadline = time.monotonic() + timeout_s
+    stdout, stderr = b"", b""
+    timed_out = False
     try:
         container.start()
-        raw.settimeout(timeout_s)
-        with contextlib.suppress(OSError):  # a container that exits at once reads nothing; its logs say why
-            raw.sendall(data)
-            raw.shutdown(socket.SHUT_WR)
+        with contextlib.suppress(OSError):  # a process that exits at once reads nothing; its stderr says why
+            connection.send(data, deadline)
+        connection.end_input()
+        while True:
+            stream, payload = connection.frame(deadline)
+            if stream == STDERR:
+                stderr = (stderr + payload)[-STDERR_TAIL_BYTES:]
+            elif len(stdout) < MAX_LOADER_STDOUT:
+                stdout += payload
+    except TimeoutError:
+        timed_out = True
+    except OSError:  # StreamEnded, or the engine dropped the connection as the container stopped
+        pass
     finally:
-        with contextlib.suppress(OSError):
-            attached.close()
+        connection.close()
+    return stdout, stderr.decode("utf-8", "replace"), timed_out
 
 
 def _loader_answer(stdout: bytes) -> tuple[int, int, bytes | None] | None:
@@ -339,16 +354,6 @@ def _loader_answer(stdout: bytes) -> tuple[int, int, bytes | None] | None:
                 continue
             return int(parts[1]), int(parts[2]), content
     return None
-
-
-def _wait(container: Container, timeout_s: float) -> tuple[int | None, bool]:
-    """The container's exit status, or (None, True) after killing it at the deadline."""
-    try:
-        return int(container.wait(timeout=timeout_s)["StatusCode"]), False
-    except (requests.exceptions.ConnectionError, requests.exceptions.ReadTimeout):
-        with contextlib.suppress(DockerException):
-            container.kill()
-        return None, True
 
 
 def _write_as_root(client: docker.DockerClient, container: Container, files: list[tuple[str, bytes]]) -> None:
