@@ -13,7 +13,8 @@ from arena.exit_codes import EPILOG, ExitCode
 from interop import InteropError, PackageHasErrors, export_harbor, import_task
 from interop.harbor_export import InstanceMaker
 from sandbox.engine import engine_available
-from sandbox.episode import Sandbox, SetupError
+from sandbox.episode import Sandbox
+from sandbox.instances import SetupError
 from taskpkg.domains import DOMAINS
 from taskpkg.model import TaskPackage
 from validators.render_human import render_human

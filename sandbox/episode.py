@@ -2,44 +2,29 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
-import contextlib
 import io
-import json
 import tarfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import docker
-from docker.errors import DockerException
 from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcript, TranscriptEntry, WriteFile
-from sandbox.channel import DEFAULT_PATH, Channel, ChannelClosed, CommandResult, script_source
+from sandbox.channel import Channel, ChannelClosed
 from sandbox.cleanup import collect_garbage
-from sandbox.containers import Tracker, create_container, folder_files, start_container
+from sandbox.containers import Tracker, start_container
 from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
-from sandbox.reward import MAX_REWARD_BYTES, VerifierError, parse_reward
-from sandbox.streams import STDERR, MultiplexedSocket
-from taskpkg.body import MissingValue
+from sandbox.instances import SetupError, generate, provision_files, scenes_for, write_as_root
+from sandbox.layout import AGENT_USER, WORKSPACE
+from sandbox.reward import VerifierError
+from sandbox.verification import verify_snapshot
 from taskpkg.model import TaskPackage
 
-WORKSPACE = "/workspace"
-AGENT_USER = "1000:1000"
-OUTPUT = "/arena/output/reward.json"
-VERIFIER_DIR = "/arena/verifier"
-VERIFIER = f"{VERIFIER_DIR}/verifier.py"
-INSTANCE_DIR = "/arena/instance"
-LOADER_MARKER = "ARENA-VERIFIER"
-MAX_LOADER_STDOUT = 4 * MAX_REWARD_BYTES  # the loader's report: the reward file in base64, and a few numbers
-STDERR_TAIL_BYTES = 8192
-MAX_PROMPT_VALUES = 64 * 1024
 SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
-RESERVED = frozenset({"instance", "verifier", "output"})
 
 
 @dataclass
@@ -58,10 +43,6 @@ class EpisodeResult:
     transcript: Transcript = field(default_factory=Transcript)
     timings: dict[str, float] = field(default_factory=dict)
     peak_memory_mb: float | None = None
-
-
-class SetupError(RuntimeError):
-    """The instance could not be made (generator crash, bad output, missing prompt value)."""
 
 
 @dataclass(frozen=True)
@@ -169,7 +150,7 @@ class Sandbox:
         try:
             root = Channel(self.client, container, "0")
             try:
-                values = _generate(root, package, instance)
+                values = generate(root, package, instance)
             finally:
                 root.close()
             stream, _ = container.get_archive(WORKSPACE)
@@ -183,17 +164,17 @@ class Sandbox:
                 result: EpisodeResult, start_from: InitialState | None,
                 share_initial: Callable[[InitialState], None] | None) -> list:
         """Make the instance (or take it from `start_from`), share it if asked, then place the agent's files."""
-        provisions = _provision_files(agent.provision(package))
+        provisions = provision_files(agent.provision(package))
         if start_from is not None:
             result.prompt_values = start_from.prompt_values
-            scenes = _scenes(package, result.prompt_values)
+            scenes = scenes_for(package, result.prompt_values)
             if provisions:
-                _write_as_root(self.client, container, provisions)
+                write_as_root(self.client, container, provisions)
             return scenes
         root = Channel(self.client, container, "0")
         try:
-            result.prompt_values = _generate(root, package, instance)
-            scenes = _scenes(package, result.prompt_values)
+            result.prompt_values = generate(root, package, instance)
+            scenes = scenes_for(package, result.prompt_values)
             if share_initial is not None:
                 share_initial(InitialState(package.name, instance, self._commit(container, package),
                                            result.prompt_values))
@@ -268,157 +249,12 @@ class Sandbox:
 
     def _verify(self, snapshot: str, package: TaskPackage, instance: int, result: EpisodeResult,
                 made: list[str]) -> None:
-        """Score the snapshot in a fresh container, where the verifier and its data arrive only now.
-
-        The container's one process is the arena's loader (sandbox/verifier_loader.py), which receives the files on
-        stdin, runs the verifier and prints what it wrote. The container's id joins `made` for removal.
-        """
-        environment = {"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
-                       "HOME": "/root", "PATH": DEFAULT_PATH}
-        container = create_container(self.tracker, snapshot, package.limits, "verifier", self.session, package.name,
-                                     entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
-                                     environment=environment, stdin=True)
-        made.append(container.id)
-        stdout, stderr, timed_out = _run_to_end(self.client, container, _verifier_request(package),
-                                                package.limits.verifier_timeout_s)
-        if timed_out:
-            with contextlib.suppress(DockerException):
-                container.kill()
-        answer = _loader_answer(stdout)
-        if answer is None and not timed_out:
-            result.outcome = "verifier_error"
-            result.error = f"the verifier could not be started (the image must provide python3): {stderr[-400:]}"
-            return
-        exit_code, size, raw = answer if answer is not None else (None, 0, None)
-        if raw is None and size >= MAX_REWARD_BYTES + 1:
-            raw = b"\0" * (MAX_REWARD_BYTES + 1)  # too large to read: the reward contract reports the size
+        """Score the snapshot in a fresh container (sandbox.verification); its id joins `made`."""
         try:
-            reward = parse_reward(raw, exit_code, timed_out, stderr)
+            reward = verify_snapshot(self.tracker, self.session, snapshot, package, instance, made)
             result.reward, result.details = reward.value, reward.details
         except VerifierError as exc:
             result.outcome, result.error = "verifier_error", str(exc)
-
-
-def _verifier_request(package: TaskPackage) -> bytes:
-    """The loader's request: where the reward goes, how to run the verifier, then verifier.py and its data."""
-    files = [(VERIFIER, package.verifier_file.read_bytes())]
-    for data in package.verifier_data:
-        files += folder_files(package.root / data, f"{VERIFIER_DIR}/{data.rstrip('/')}")
-    arguments = ["python3", "-I", VERIFIER]
-    fields = [OUTPUT, str(MAX_REWARD_BYTES + 1), VERIFIER_DIR, str(len(arguments)), *arguments]
-    for path, content in files:
-        fields += [path, "420", content]  # 0o644
-    return b"".join(b"%d:%s" % (len(field), field) for field in
-                    (f.encode() if isinstance(f, str) else f for f in fields))
-
-
-def _run_to_end(client: docker.DockerClient, container: Container, data: bytes,
-                timeout_s: float) -> tuple[bytes, str, bool]:
-    """Start a container created with stdin, send it `data`, and collect its output until it ends.
-
-    Returns (stdout up to MAX_LOADER_STDOUT bytes, the tail of stderr, whether the deadline passed first).
-    """
-    connection = MultiplexedSocket(client.api.attach_socket(
-        container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
-    deadline = time.monotonic() + timeout_s
-    stdout, stderr = b"", b""
-    timed_out = False
-    try:
-        container.start()
-        with contextlib.suppress(OSError):  # a process that exits at once reads nothing; its stderr says why
-            connection.send(data, deadline)
-        connection.end_input()
-        while True:
-            stream, payload = connection.frame(deadline)
-            if stream == STDERR:
-                stderr = (stderr + payload)[-STDERR_TAIL_BYTES:]
-            elif len(stdout) < MAX_LOADER_STDOUT:
-                stdout += payload
-    except TimeoutError:
-        timed_out = True
-    except OSError:  # StreamEnded, or the engine dropped the connection as the container stopped
-        pass
-    finally:
-        connection.close()
-    return stdout, stderr.decode("utf-8", "replace"), timed_out
-
-
-def _loader_answer(stdout: bytes) -> tuple[int, int, bytes | None] | None:
-    """(exit code, output size, output bytes or None) from the loader's report, or None when it printed none."""
-    for line in reversed(stdout.decode("ascii", "replace").splitlines()):
-        parts = line.split(" ")
-        if len(parts) == 4 and parts[0] == LOADER_MARKER and parts[1].isdigit() and parts[2].isdigit():
-            try:
-                content = None if parts[3] == "-" else base64.b64decode(parts[3], validate=True)
-            except binascii.Error:
-                continue
-            return int(parts[1]), int(parts[2]), content
-    return None
-
-
-def _write_as_root(client: docker.DockerClient, container: Container, files: list[tuple[str, bytes]]) -> None:
-    """Place files through a short-lived root channel."""
-    root = Channel(client, container, "0")
-    try:
-        for path, data in files:
-            root.write_file(path, data)
-    finally:
-        root.close()
-
-
-def _provision_files(files: dict[str, bytes]) -> list[tuple[str, bytes]]:
-    """An agent's files under /arena/, refusing paths that would touch the arena's own folders."""
-    placed = []
-    for path, content in sorted(files.items()):
-        parts = PurePosixPath(path).parts
-        if not parts or parts[0] in RESERVED or ".." in parts or path.startswith("/"):
-            raise SetupError(f"an agent may not place files at /arena/{path}")
-        placed.append((f"/arena/{path}", content))
-    return placed
-
-
-def _generate(root: Channel, package: TaskPackage, instance: int) -> dict:
-    """Run the generator as root for one instance, then delete it and give /workspace to the agent user.
-
-    Returns the prompt values; raises SetupError when the generator fails.
-    """
-    generator = PurePosixPath(package.generator)
-    source = package.root / generator
-    folder = source.parent if generator.parent.name else source
-    for path, data in folder_files(folder, INSTANCE_DIR if generator.parent.name else
-                                   f"{INSTANCE_DIR}/{generator.name}"):
-        root.write_file(path, data)
-    made = root.run(f"mkdir -p {WORKSPACE} && cd {WORKSPACE} && exec python3 -I {INSTANCE_DIR}/{generator.name}",
-                    package.limits.verifier_timeout_s, cwd="/",
-                    env={"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "HOME": "/root"},
-                    max_output=MAX_PROMPT_VALUES + 1)
-    root.run(f"rm -rf {INSTANCE_DIR} && chown -R 1000:1000 {WORKSPACE}", 60, cwd="/")
-    return _prompt_values(made)
-
-
-def _scenes(package: TaskPackage, values: dict) -> list:
-    """The scenes' prompts with the instance's values filled in."""
-    try:
-        return package.scene_prompts(values)
-    except MissingValue as exc:
-        raise SetupError(f"the prompt uses {{{{ instance.{exc.args[0]} }}}} but the generator did not print "
-                         f"'{exc.args[0]}'") from None
-
-
-def _prompt_values(made: CommandResult) -> dict:
-    if made.timed_out:
-        raise SetupError("the instance generator did not finish within limits.verifier_timeout_s")
-    if made.exit_code != 0:
-        raise SetupError(f"the instance generator exited with status {made.exit_code}: {made.stderr[-600:].strip()}")
-    if made.truncated:
-        raise SetupError(f"the instance generator printed more than {MAX_PROMPT_VALUES} bytes")
-    try:
-        values = json.loads(made.stdout or "null")
-    except json.JSONDecodeError as exc:
-        raise SetupError(f"the instance generator's output is not JSON ({exc}): {made.stdout[:120]!r}") from None
-    if not isinstance(values, dict):
-        raise SetupError("the instance generator must print one JSON object of prompt values")
-    return values
 
 
 def _peak_memory_mb(channel: Channel) -> float | None:

@@ -1,0 +1,89 @@
+"""Making an instance in a container: the generator runs as root, its output becomes the prompt's values, and an
+agent's own files are placed under /arena/ before it starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePosixPath
+
+import docker
+from docker.models.containers import Container
+
+from sandbox.channel import Channel, CommandResult
+from sandbox.containers import folder_files
+from sandbox.layout import INSTANCE_DIR, WORKSPACE
+from taskpkg.body import MissingValue
+from taskpkg.model import TaskPackage
+
+MAX_PROMPT_VALUES = 64 * 1024
+RESERVED = frozenset({"instance", "verifier", "output"})  # /arena/ folders an agent's files may not use
+
+
+class SetupError(RuntimeError):
+    """The instance could not be made (generator crash, bad output, missing prompt value)."""
+
+
+def generate(root: Channel, package: TaskPackage, instance: int) -> dict:
+    """Run the generator as root for one instance, then delete it and give /workspace to the agent user.
+
+    Returns the prompt values; raises SetupError when the generator fails.
+    """
+    generator = PurePosixPath(package.generator)
+    source = package.root / generator
+    folder = source.parent if generator.parent.name else source
+    for path, data in folder_files(folder, INSTANCE_DIR if generator.parent.name else
+                                   f"{INSTANCE_DIR}/{generator.name}"):
+        root.write_file(path, data)
+    made = root.run(f"mkdir -p {WORKSPACE} && cd {WORKSPACE} && exec python3 -I {INSTANCE_DIR}/{generator.name}",
+                    package.limits.verifier_timeout_s, cwd="/",
+                    env={"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "HOME": "/root"},
+                    max_output=MAX_PROMPT_VALUES + 1)
+    root.run(f"rm -rf {INSTANCE_DIR} && chown -R 1000:1000 {WORKSPACE}", 60, cwd="/")
+    return _prompt_values(made)
+
+
+def scenes_for(package: TaskPackage, values: dict) -> list:
+    """The scenes' prompts with the instance's values filled in."""
+    try:
+        return package.scene_prompts(values)
+    except MissingValue as exc:
+        raise SetupError(f"the prompt uses {{{{ instance.{exc.args[0]} }}}} but the generator did not print "
+                         f"'{exc.args[0]}'") from None
+
+
+def provision_files(files: dict[str, bytes]) -> list[tuple[str, bytes]]:
+    """An agent's files under /arena/, refusing paths that would touch the arena's own folders."""
+    placed = []
+    for path, content in sorted(files.items()):
+        parts = PurePosixPath(path).parts
+        if not parts or parts[0] in RESERVED or ".." in parts or path.startswith("/"):
+            raise SetupError(f"an agent may not place files at /arena/{path}")
+        placed.append((f"/arena/{path}", content))
+    return placed
+
+
+def write_as_root(client: docker.DockerClient, container: Container, files: list[tuple[str, bytes]]) -> None:
+    """Place files through a short-lived root channel."""
+    root = Channel(client, container, "0")
+    try:
+        for path, data in files:
+            root.write_file(path, data)
+    finally:
+        root.close()
+
+
+def _prompt_values(made: CommandResult) -> dict:
+    """The generator's printed JSON object, or SetupError saying what was wrong with its run or output."""
+    if made.timed_out:
+        raise SetupError("the instance generator did not finish within limits.verifier_timeout_s")
+    if made.exit_code != 0:
+        raise SetupError(f"the instance generator exited with status {made.exit_code}: {made.stderr[-600:].strip()}")
+    if made.truncated:
+        raise SetupError(f"the instance generator printed more than {MAX_PROMPT_VALUES} bytes")
+    try:
+        values = json.loads(made.stdout or "null")
+    except json.JSONDecodeError as exc:
+        raise SetupError(f"the instance generator's output is not JSON ({exc}): {made.stdout[:120]!r}") from None
+    if not isinstance(values, dict):
+        raise SetupError("the instance generator must print one JSON object of prompt values")
+    return values

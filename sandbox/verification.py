@@ -1,0 +1,110 @@
+"""Verification: a frozen state is scored in a fresh container, where the verifier and its data arrive only now.
+
+The container's one process is the arena's loader (sandbox/verifier_loader.py): it receives the files on stdin, runs
+the verifier, and reports its exit code and reward file on stdout, which the host reads from the attach stream.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import contextlib
+import time
+
+import docker
+from docker.errors import DockerException
+from docker.models.containers import Container
+
+from sandbox.channel import DEFAULT_PATH, script_source
+from sandbox.containers import Tracker, create_container, folder_files
+from sandbox.layout import OUTPUT, VERIFIER, VERIFIER_DIR, WORKSPACE
+from sandbox.reward import MAX_REWARD_BYTES, Reward, VerifierError, parse_reward
+from sandbox.streams import STDERR, MultiplexedSocket
+from taskpkg.model import TaskPackage
+
+LOADER_MARKER = "ARENA-VERIFIER"
+MAX_LOADER_STDOUT = 4 * MAX_REWARD_BYTES  # the loader's report: the reward file in base64, and a few numbers
+STDERR_TAIL_BYTES = 8192
+
+
+def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int,
+                    made: list[str]) -> Reward:
+    """Score the snapshot image for `instance`; the container's id joins `made` for removal.
+
+    Raises VerifierError when the verifier did not produce a valid reward (never scored as 0 or 1).
+    """
+    environment = {"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
+                   "HOME": "/root", "PATH": DEFAULT_PATH}
+    container = create_container(tracker, snapshot, package.limits, "verifier", session, package.name,
+                                 entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
+                                 environment=environment, stdin=True)
+    made.append(container.id)
+    stdout, stderr, timed_out = _run_to_end(tracker.client, container, _verifier_request(package),
+                                            package.limits.verifier_timeout_s)
+    if timed_out:
+        with contextlib.suppress(DockerException):
+            container.kill()
+    answer = _loader_answer(stdout)
+    if answer is None and not timed_out:
+        raise VerifierError(f"the verifier could not be started (the image must provide python3): {stderr[-400:]}")
+    exit_code, size, raw = answer if answer is not None else (None, 0, None)
+    if raw is None and size >= MAX_REWARD_BYTES + 1:
+        raw = b"\0" * (MAX_REWARD_BYTES + 1)  # too large to read: the reward contract reports the size
+    return parse_reward(raw, exit_code, timed_out, stderr)
+
+
+def _verifier_request(package: TaskPackage) -> bytes:
+    """The loader's request: where the reward goes, how to run the verifier, then verifier.py and its data."""
+    files = [(VERIFIER, package.verifier_file.read_bytes())]
+    for data in package.verifier_data:
+        files += folder_files(package.root / data, f"{VERIFIER_DIR}/{data.rstrip('/')}")
+    arguments = ["python3", "-I", VERIFIER]
+    fields = [OUTPUT, str(MAX_REWARD_BYTES + 1), VERIFIER_DIR, str(len(arguments)), *arguments]
+    for path, content in files:
+        fields += [path, "420", content]  # 0o644
+    return b"".join(b"%d:%s" % (len(field), field) for field in
+                    (f.encode() if isinstance(f, str) else f for f in fields))
+
+
+def _run_to_end(client: docker.DockerClient, container: Container, data: bytes,
+                timeout_s: float) -> tuple[bytes, str, bool]:
+    """Start a container created with stdin, send it `data`, and collect its output until it ends.
+
+    Returns (stdout up to MAX_LOADER_STDOUT bytes, the tail of stderr, whether the deadline passed first).
+    """
+    connection = MultiplexedSocket(client.api.attach_socket(
+        container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
+    deadline = time.monotonic() + timeout_s
+    stdout, stderr = b"", b""
+    timed_out = False
+    try:
+        container.start()
+        with contextlib.suppress(OSError):  # a process that exits at once reads nothing; its stderr says why
+            connection.send(data, deadline)
+        connection.end_input()
+        while True:
+            stream, payload = connection.frame(deadline)
+            if stream == STDERR:
+                stderr = (stderr + payload)[-STDERR_TAIL_BYTES:]
+            elif len(stdout) < MAX_LOADER_STDOUT:
+                stdout += payload
+    except TimeoutError:
+        timed_out = True
+    except OSError:  # StreamEnded, or the engine dropped the connection as the container stopped
+        pass
+    finally:
+        connection.close()
+    return stdout, stderr.decode("utf-8", "replace"), timed_out
+
+
+def _loader_answer(stdout: bytes) -> tuple[int, int, bytes | None] | None:
+    """(exit code, output size, output bytes or None) from the loader's report, or None when it printed none."""
+    for line in reversed(stdout.decode("ascii", "replace").splitlines()):
+        parts = line.split(" ")
+        if len(parts) == 4 and parts[0] == LOADER_MARKER and parts[1].isdigit() and parts[2].isdigit():
+            try:
+                content = None if parts[3] == "-" else base64.b64decode(parts[3], validate=True)
+            except binascii.Error:
+                continue
+            return int(parts[1]), int(parts[2]), content
+    return None
