@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -95,12 +96,16 @@ def _progress(enabled: bool) -> Iterator[Callable[[str, int], Advance]]:
         yield lambda name, total: (lambda step: None)
         return
     if not console.is_terminal:
+        lock = threading.Lock()  # trials finish on worker threads: one whole line at a time
+
         def plain(name: str, total: int) -> Advance:
             done = [0]
 
             def advance(step: str) -> None:
-                done[0] += 1
-                print(f"arena: {name}: {step} ({done[0]}/{total})", file=sys.stderr, flush=True)
+                with lock:
+                    done[0] += 1
+                    sys.stderr.write(f"arena: {name}: {step} ({done[0]}/{total})\n")
+                    sys.stderr.flush()
             return advance
         yield plain
         return

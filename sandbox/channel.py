@@ -87,7 +87,8 @@ class Channel:
             (size,) = _HEADER.unpack(self._read_stdout(_HEADER.size, deadline))
             answer = json.loads(self._read_stdout(size, deadline))
         except (OSError, ValueError) as exc:
-            raise ChannelClosed(f"the sandbox's command channel broke: {exc}; {self.stderr_tail()}") from None
+            said = (self.stderr_tail() + self._pending[-2000:].decode("utf-8", "replace")).strip()
+            raise ChannelClosed(f"the sandbox's command channel broke: {exc}" + (f": {said}" if said else "")) from None
         if "error" in answer and len(answer) == 1:
             raise ChannelClosed(f"the sandbox's command server refused a request: {answer['error']}")
         return answer

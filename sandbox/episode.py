@@ -18,7 +18,7 @@ from sandbox.cleanup import collect_garbage
 from sandbox.containers import Tracker, start_container
 from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
-from sandbox.instances import SetupError, generate, provision_files, scenes_for, write_as_root
+from sandbox.instances import SetupError, generate, provision_files, root_channel, scenes_for, write_as_root
 from sandbox.layout import AGENT_USER, WORKSPACE
 from sandbox.reward import VerifierError
 from sandbox.verification import verify_snapshot
@@ -148,11 +148,8 @@ class Sandbox:
         container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.session,
                                     package.name)
         try:
-            root = Channel(self.client, container, "0")
-            try:
+            with root_channel(self.client, container) as root:
                 values = generate(root, package, instance)
-            finally:
-                root.close()
             stream, _ = container.get_archive(WORKSPACE)
             with tarfile.open(fileobj=io.BytesIO(b"".join(stream))) as archive:
                 archive.extractall(workspace.parent, filter="data")
@@ -171,8 +168,7 @@ class Sandbox:
             if provisions:
                 write_as_root(self.client, container, provisions)
             return scenes
-        root = Channel(self.client, container, "0")
-        try:
+        with root_channel(self.client, container) as root:
             result.prompt_values = generate(root, package, instance)
             scenes = scenes_for(package, result.prompt_values)
             if share_initial is not None:
@@ -180,8 +176,6 @@ class Sandbox:
                                            result.prompt_values))
             for path, data in provisions:
                 root.write_file(path, data)
-        finally:
-            root.close()
         return scenes
 
     def _act(self, container: Container, package: TaskPackage, agent: Agent, scenes: list,

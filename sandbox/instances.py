@@ -3,13 +3,15 @@ agent's own files are placed under /arena/ before it starts."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import PurePosixPath
 
 import docker
 from docker.models.containers import Container
 
-from sandbox.channel import Channel, CommandResult
+from sandbox.channel import Channel, ChannelClosed, CommandResult
 from sandbox.containers import folder_files
 from sandbox.layout import INSTANCE_DIR, WORKSPACE
 from taskpkg.body import MissingValue
@@ -62,14 +64,25 @@ def provision_files(files: dict[str, bytes]) -> list[tuple[str, bytes]]:
     return placed
 
 
-def write_as_root(client: docker.DockerClient, container: Container, files: list[tuple[str, bytes]]) -> None:
-    """Place files through a short-lived root channel."""
+@contextlib.contextmanager
+def root_channel(client: docker.DockerClient, container: Container) -> Iterator[Channel]:
+    """A channel to a root server for setup, closed afterwards. A broken channel is a SetupError: the image could not
+    run the arena's server (no python3 or sh), or setup killed it."""
     root = Channel(client, container, "0")
     try:
-        for path, data in files:
-            root.write_file(path, data)
+        yield root
+    except ChannelClosed as exc:
+        raise SetupError(f"the arena's command server stopped during setup ({exc}); the image must provide python3 "
+                         "and sh (docs/SPEC.md, Runtime contract)") from None
     finally:
         root.close()
+
+
+def write_as_root(client: docker.DockerClient, container: Container, files: list[tuple[str, bytes]]) -> None:
+    """Place files through a short-lived root channel."""
+    with root_channel(client, container) as root:
+        for path, data in files:
+            root.write_file(path, data)
 
 
 def _prompt_values(made: CommandResult) -> dict:

@@ -196,3 +196,12 @@ def test_setup_error_reaches_every_trial_of_its_instance(sandbox: Sandbox, packa
     assert {t["outcome"] for t in result.trials} == {"error"}
     assert all("exited with status 4" in t["log"] for t in result.trials)
     assert [d.check_id for d in result.diagnostics] == ["ARENA710"]  # one finding, not one per trial
+
+
+def test_image_without_python_is_a_setup_error_not_a_crash(sandbox: Sandbox, package_dir: Path) -> None:
+    dockerfile = package_dir / "environment" / "Dockerfile"
+    dockerfile.write_text("\n".join(line for line in dockerfile.read_text().splitlines() if "python3" not in line))
+    result = dynamic(sandbox, package_dir, probes=("wipe-workspace",))
+    setup = [d.message for d in result.diagnostics if d.check_id == "ARENA710"]
+    assert setup and "python3" in setup[0] and "the image must provide python3" in setup[0]
+    assert {t["outcome"] for t in result.trials} == {"error"}
