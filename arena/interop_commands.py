@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 from rich.console import Console
 
 from arena.checking import display_path
 from arena.exit_codes import EPILOG, ExitCode
-from interop import InteropError, PackageHasErrors, export_harbor, import_task
-from interop.harbor_export import InstanceMaker
 from sandbox.engine import engine_available
 from sandbox.episode import Sandbox
 from sandbox.instances import SetupError
@@ -21,9 +20,13 @@ from validators.render_human import render_human
 from validators.report import Report
 from validators.static import run_static_checks
 
+if TYPE_CHECKING:
+    from interop.harbor_export import InstanceMaker
+
 
 def _sandboxed_instance_maker() -> InstanceMaker | None:
     """Make instance 0 in the sandbox where an engine answers (package code never runs on this machine then)."""
+    from interop import InteropError  # the interop formats load only for these two commands
     if not engine_available():
         click.echo("note: no Docker engine answers, so the generator runs on this machine for instance 0", err=True)
         return None
@@ -56,6 +59,8 @@ def import_command(src: Path, name: str | None, domain: str | None, out: Path, g
     Prints what could not be carried over or was defaulted, each with its file and line. Exit 2 means nothing was
     written (the message says why); 1 means the package was written but the static check found errors to fix.
     """
+    from interop import InteropError, import_task
+
     try:
         result = import_task(src, out, name, domain, github=github, license=license_id)
     except InteropError as exc:
@@ -84,6 +89,8 @@ def export_command(package: Path, output_format: str, out: Path) -> None:
         render_human(Report(mode="static", packages=[report]), Console(), False)
         click.echo("error: fix the errors above before exporting", err=True)
         sys.exit(ExitCode.CHECK_FAILED)
+    from interop import InteropError, PackageHasErrors, export_harbor
+
     try:
         target = export_harbor(package, out, _sandboxed_instance_maker())
     except PackageHasErrors as exc:
