@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import tarfile
 import time
@@ -10,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import docker
+from docker.errors import DockerException
 from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent, EndScene, Observation, Shell, Transcript, TranscriptEntry, WriteFile
@@ -21,6 +23,7 @@ from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.instances import SetupError, generate, provision_files, root_channel, scenes_for, write_as_root
 from sandbox.layout import AGENT_USER, WORKSPACE
 from sandbox.reward import VerifierError
+from sandbox.storage import StorageWatch
 from sandbox.verification import verify_snapshot
 from taskpkg.model import TaskPackage
 
@@ -29,7 +32,8 @@ SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
 
 @dataclass
 class EpisodeResult:
-    """Everything about one episode. `outcome` is scored, verifier_error, setup_error or agent_error."""
+    """Everything about one episode. `outcome` is scored, verifier_error, setup_error, agent_error or limit_exceeded
+    (the agent's files outgrew limits.storage_mb: stopped, not verified)."""
 
     package: str
     instance: int
@@ -110,8 +114,14 @@ class Sandbox:
                 return result
             result.timings["setup_s"] = time.perf_counter() - started
             agent_started = time.perf_counter()
-            self._act(container, package, agent, scenes, result)
+            with self._storage_watch(container, package) as watch:
+                self._act(container, package, agent, scenes, result, watch)
             result.timings["agent_s"] = time.perf_counter() - agent_started
+            if watch is not None and watch.check():
+                result.limit_hit, result.outcome = "storage", "limit_exceeded"
+                result.error = (f"the agent's files grew past limits.storage_mb ({package.limits.storage_mb} MiB) to "
+                                f"{watch.exceeded_bytes // 2**20} MiB; the episode was stopped and not verified")
+                return result
             container.kill()  # every process the agent left dies before its state is frozen
             snapshot = self._commit(container, package)
             verify_started = time.perf_counter()
@@ -178,8 +188,14 @@ class Sandbox:
                 root.write_file(path, data)
         return scenes
 
+    def _storage_watch(self, container: Container, package: TaskPackage) -> contextlib.AbstractContextManager:
+        """A StorageWatch on the agent's container where the engine does not cap its storage (else nothing)."""
+        if self.tracker.storage_opt_supported:
+            return contextlib.nullcontext()
+        return StorageWatch(self.client, container.id, package.limits.storage_mb * 2**20)
+
     def _act(self, container: Container, package: TaskPackage, agent: Agent, scenes: list,
-             result: EpisodeResult) -> None:
+             result: EpisodeResult, watch: StorageWatch | None) -> None:
         deadline = time.monotonic() + package.limits.agent_timeout_s
         turns_left = package.limits.max_turns
         channel = Channel(self.client, container, AGENT_USER)
@@ -206,6 +222,8 @@ class Sandbox:
                     scene_turns -= 1
                     channel, observation = self._perform(container, channel, scene.scene, action, deadline,
                                                          turns_left, result)
+                    if watch is not None and watch.exceeded_bytes is not None:
+                        return  # the watch stopped the container
                 if turns_left <= 0:
                     result.limit_hit = result.limit_hit or "turns"
                     return
@@ -226,9 +244,12 @@ class Sandbox:
                 channel.write_file(path, action.content.encode())
                 entry.result = {"written": path}
         except ChannelClosed as exc:
-            error = f"the command channel was lost ({exc}); it has been reopened"
             channel.close()
-            channel = Channel(self.client, container, AGENT_USER)
+            try:
+                channel = Channel(self.client, container, AGENT_USER)
+                error = f"the command channel was lost ({exc}); it has been reopened"
+            except DockerException:  # the container itself is gone (the storage watch stopped it)
+                error = f"the command channel was lost ({exc}) and the container has stopped"
         entry.error = error
         result.transcript.entries.append(entry)
         return channel, Observation(None, outcome, error, turns_left, deadline - time.monotonic())

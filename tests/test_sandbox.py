@@ -217,6 +217,31 @@ def test_storage_and_pids_limits_hold_and_verification_still_runs(sandbox: Sandb
     result = sandbox.run_episode(package, 7, exhaust_resources())
     storage, fill, pids = result.transcript.entries[0].result["stdout"].splitlines()  # type: ignore[index]
     assert storage == f"STORAGE refused at {package.limits.storage_mb * 2**20} [Errno 27] File too large"
-    assert fill == f"FILL {KEPT_FILL_MIB * 2**20}"
+    assert fill == f"FILL {min(KEPT_FILL_MIB, package.limits.storage_mb // 2) * 2**20}"
     assert pids.startswith("PIDS refused after ") and 0 < int(pids.split()[3]) < package.limits.pids
     assert result.outcome == "scored" and result.reward == 0.0
+
+
+def test_storage_watch_stops_an_agent_whose_files_outgrow_the_limit(sandbox: Sandbox, tmp_path: Path) -> None:
+    root = make_valid_package(tmp_path / "environments")
+    edit(root / "task.md", "storage_mb: 512", "storage_mb: 64")
+    package = load_package(root).package
+    assert package is not None
+    many_files = "for i in $(seq 1 100); do head -c 8000000 /dev/zero > f$i; sleep 0.1; done"  # 800 MB in 10 s
+    started = time.monotonic()
+    _, result = run(sandbox, package, Shell(many_files, 60), Shell("echo never"))
+    if sandbox.tracker.storage_opt_supported:
+        pytest.skip("this engine caps storage itself; the watch is not used")
+    assert result.outcome == "limit_exceeded" and result.limit_hit == "storage" and result.reward is None
+    assert "grew past limits.storage_mb (64 MiB)" in (result.error or "")
+    assert time.monotonic() - started < 8  # stopped within a poll or two, not after the 10 s of writing
+    assert len(result.transcript.entries) == 1  # nothing ran after the container was stopped
+
+
+def test_storage_watch_leaves_an_agent_within_the_limit_alone(sandbox: Sandbox, tmp_path: Path) -> None:
+    root = make_valid_package(tmp_path / "environments")
+    edit(root / "task.md", "storage_mb: 512", "storage_mb: 64")
+    package = load_package(root).package
+    assert package is not None
+    _, result = run(sandbox, package, Shell("head -c 40000000 /dev/zero > big; sleep 1.5; echo kept", 30))
+    assert result.outcome == "scored" and result.limit_hit is None and result.reward == 0.0

@@ -190,6 +190,11 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
     elif result.outcome == "agent_error":
         found.append(check("ARENA709").found(f"the episode of {where} failed: {result.error}",
                                              "This is the arena's fault, not yours: please report it.", "task.md"))
+    elif result.outcome == "limit_exceeded":
+        if trial.role in ("oracle", "repeat"):
+            found.append(check("ARENA702").found(
+                f"{where}: {result.error}", "The oracle must solve the task within the limits: keep its files "
+                "(and the instance's) under limits.storage_mb, or raise it.", f"oracle/{package.oracle_entrypoint}"))
     elif trial.role == "oracle":
         found += _judge_oracle(package, result, where)
     elif trial.role == "repeat":
@@ -203,8 +208,9 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
             "must not trust anything the agent could write; see docs/SPEC.md.", "verifier.py"))
     if trial.check_id == "ARENA705":
         found += _judge_isolation(result)
-    outcome = "error" if result.outcome != "scored" else "failed" if any(
-        d.severity.value == "error" for d in found) else "ok"
+    failed = any(d.severity.value == "error" for d in found)
+    stopped = result.outcome == "limit_exceeded"  # the sandbox ended it at the storage limit: it won nothing
+    outcome = "error" if result.outcome != "scored" and not stopped else "failed" if failed else "ok"
     return found, _record(trial, result, outcome)
 
 

@@ -86,8 +86,8 @@ with open("/workspace/.fill", "wb") as fill:
     except OSError as exc:
         print("STORAGE refused at", limit, exc)
     fill.truncate(0)
-    for _ in range({KEPT_FILL_MIB}):
-        fill.write(bytes(2**20))
+    keep = {KEPT_FILL_MIB} * 2**20 if limit == resource.RLIM_INFINITY else min({KEPT_FILL_MIB} * 2**20, limit // 2)
+    fill.write(bytes(keep))
 print("FILL", os.path.getsize("/workspace/.fill"), flush=True)
 started = 0
 try:
@@ -105,7 +105,8 @@ except OSError as exc:
 
 
 def exhaust_resources() -> ScriptedAgent:
-    """Grow a file past the storage limit, leave a 64 MiB junk file, then fork until the pids limit.
+    """Grow a file past the storage limit, leave a 64 MiB junk file (half the limit if that is less), then fork until
+    the pids limit.
 
     Growing the file uses truncate, which the file-size limit refuses exactly as it refuses writes, so the limit is
     exercised without writing (and freezing) gigabytes; the junk file kept is large enough to trouble a verifier that
