@@ -32,9 +32,11 @@ def generate(root: Channel, package: TaskPackage, instance: int) -> dict:
     """
     generator = PurePosixPath(package.generator)
     source = package.root / generator
-    folder = source.parent if generator.parent.name else source
-    for path, data in folder_files(folder, INSTANCE_DIR if generator.parent.name else
-                                   f"{INSTANCE_DIR}/{generator.name}"):
+    if generator.parent.name:  # the generator's whole folder, so it can import its neighbours
+        files = folder_files(source.parent, INSTANCE_DIR)
+    else:
+        files = folder_files(source, f"{INSTANCE_DIR}/{generator.name}")
+    for path, data in files:
         root.write_file(path, data)
     made = root.run(f"mkdir -p {WORKSPACE} && cd {WORKSPACE} && exec python3 -I {INSTANCE_DIR}/{generator.name}",
                     package.limits.verifier_timeout_s, cwd="/",

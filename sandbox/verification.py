@@ -61,7 +61,7 @@ def _verifier_request(package: TaskPackage) -> bytes:
     arguments = ["python3", "-I", VERIFIER]
     fields = [OUTPUT, str(MAX_REWARD_BYTES + 1), VERIFIER_DIR, str(len(arguments)), *arguments]
     for path, content in files:
-        fields += [path, "420", content]  # 0o644
+        fields += [path, content]
     return b"".join(b"%d:%s" % (len(field), field) for field in
                     (f.encode() if isinstance(f, str) else f for f in fields))
 

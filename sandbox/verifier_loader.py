@@ -3,7 +3,7 @@
 The verification container starts with this loader and nothing else. It reads one request on stdin, a sequence of
 length-prefixed fields (`<decimal length>:<bytes>`):
 
-    output, max_bytes, cwd, argument count, the verifier's arguments..., then (path, mode, content) per file
+    output, max_bytes, cwd, argument count, the verifier's arguments..., then (path, content) per file
 
 writes the files (the verifier and its data, which exist in the container only from now on), creates the output's
 folder empty, runs the verifier with the container's environment (its stdout joined to stderr, so the loader's stdout
@@ -39,14 +39,14 @@ def read_field(stream):
     return data
 
 
-def write_file(path, mode, content):
-    """Create a file (and its folders, 0755) with its mode."""
+def write_file(path, content):
+    """Create a file, 0644 (and its folders, 0755)."""
     folder = os.path.dirname(path)
     if folder:
         os.makedirs(folder, mode=0o755, exist_ok=True)
     with open(path, "wb") as handle:
         handle.write(content)
-    os.chmod(path, mode)
+    os.chmod(path, 0o644)
 
 
 def run(arguments, cwd):
@@ -89,7 +89,7 @@ def main():
         path = read_field(source)
         if path is None:
             break
-        write_file(path.decode(), int(read_field(source)), read_field(source))
+        write_file(path.decode(), read_field(source))
     os.makedirs(os.path.dirname(output), mode=0o755, exist_ok=True)
     sys.stderr.flush()
     code = run(arguments, cwd)

@@ -46,7 +46,8 @@ def scan_image(client: docker.DockerClient, tag: str, package: TaskPackage,
         return []
     sizes = {size for size, _ in secrets}
     folders = _layer_folders(client, tag) if read_storage else None
-    files = _folder_files(folders, sizes) if folders is not None else _saved_files(client, tag, sizes)
+    files = (_files_in_layer_folders(folders, sizes) if folders is not None
+             else _files_in_saved_image(client, tag, sizes))
     found: dict[tuple[int, str], Diagnostic] = {}
     for name, data in files:
         key = (len(data), hashlib.sha256(data).hexdigest())
@@ -75,7 +76,7 @@ def _layer_folders(client: docker.DockerClient, tag: str) -> list[Path] | None:
     return folders
 
 
-def _folder_files(folders: list[Path], sizes: set[int]) -> Iterator[tuple[str, bytes]]:
+def _files_in_layer_folders(folders: list[Path], sizes: set[int]) -> Iterator[tuple[str, bytes]]:
     """(path in the image, content) of every regular file of a wanted size in the layer folders."""
     for folder in folders:
         for parent, _, names in os.walk(folder):
@@ -86,7 +87,7 @@ def _folder_files(folders: list[Path], sizes: set[int]) -> Iterator[tuple[str, b
                     yield os.path.relpath(path, folder), Path(path).read_bytes()
 
 
-def _saved_files(client: docker.DockerClient, tag: str, sizes: set[int]) -> Iterator[tuple[str, bytes]]:
+def _files_in_saved_image(client: docker.DockerClient, tag: str, sizes: set[int]) -> Iterator[tuple[str, bytes]]:
     """(path in the image, content) of every regular file of a wanted size in the engine's saved image stream."""
     reader = io.BufferedReader(_StreamReader(client.images.get(tag).save(named=False)), 1 << 20)
     with tarfile.open(fileobj=reader, mode="r|") as outer:

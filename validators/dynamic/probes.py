@@ -25,6 +25,11 @@ def _write(path: str, content: str) -> str:
     return f"mkdir -p \"$(dirname {path})\" 2>/dev/null; printf '%s' '{quoted}' > {path} 2>/dev/null; true"
 
 
+def _python(script: str) -> str:
+    """A shell command running a Python script given inline (a quoted here-document: nothing in it is expanded)."""
+    return f"python3 - <<'ARENA_SCRIPT'\n{script}ARENA_SCRIPT"
+
+
 _PLANT = f"""import os, sys
 home = os.path.expanduser("~")
 site = os.path.join(home, ".local/lib/python%d.%d/site-packages" % sys.version_info[:2])
@@ -55,7 +60,7 @@ def forge_reward() -> ScriptedAgent:
     one, and plant what would write one for it when run: sitecustomize, usercustomize, a .pth file, conftest.py, and
     PATH shims for python, python3 and pytest. The plants only add files, so one episode tries them all; the reward's
     details tell which one worked (the files say "forged", the hooks give none)."""
-    return ScriptedAgent("probe:forge-reward", [f"python3 - <<'ARENA_PLANT'\n{_PLANT}ARENA_PLANT"], 30)
+    return ScriptedAgent("probe:forge-reward", [_python(_PLANT)], 30)
 
 
 def background_writer() -> ScriptedAgent:
@@ -112,7 +117,7 @@ def exhaust_resources() -> ScriptedAgent:
     exercised without writing (and freezing) gigabytes; the junk file kept is large enough to trouble a verifier that
     reads the workspace whole. The forked processes stay, so nothing more can start in the agent's container.
     """
-    return ScriptedAgent("probe:exhaust-resources", [f"python3 - <<'ARENA_EXHAUST'\n{_EXHAUST}ARENA_EXHAUST"], 60)
+    return ScriptedAgent("probe:exhaust-resources", [_python(_EXHAUST)], 60)
 
 
 EGRESS_SCRIPT = """import json, os, socket
@@ -136,7 +141,7 @@ print("EGRESS " + json.dumps(found))
 
 def reach_network() -> ScriptedAgent:
     """Try DNS and TCP egress and list network interfaces; prints one EGRESS line the isolation check reads."""
-    return ScriptedAgent("probe:reach-network", [f"python3 - <<'ARENA_EGRESS'\n{EGRESS_SCRIPT}ARENA_EGRESS"], 60)
+    return ScriptedAgent("probe:reach-network", [_python(EGRESS_SCRIPT)], 60)
 
 
 @dataclass
