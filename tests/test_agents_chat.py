@@ -94,7 +94,7 @@ def test_an_endpoint_that_fails_is_retried_then_reported(sandbox: Sandbox, packa
     with serve(ReplayBackend([]), faults=Faults(garbage=True)) as url:
         broken = run_chat_episode(sandbox.open_episode(package, 0, "model"), OpenAIBackend(url), ChatSettings())
     assert broken.outcome == "agent_error" and "not JSON" in (broken.error or "")
-    with pytest.raises(BackendError, match="Connection refused|refused"):
+    with pytest.raises(BackendError, match="refused"):
         OpenAIBackend("http://127.0.0.1:9/v1", model="x", timeout_s=2).reply([], [], Sampling())
 
 

@@ -22,7 +22,8 @@ ALLOWED: dict[str, set[str]] = {
     "bot": {"taskpkg", "validators", "launch"},
     "leaderboard": {"taskpkg", "scoring"},
     "interop": {"taskpkg"},
-    "arena": {"taskpkg", "sandbox", "agents", "validators", "scoring", "training", "launch", "bot", "leaderboard", "interop"},
+    "arena": {"taskpkg", "sandbox", "agents", "validators", "scoring", "training", "launch", "bot", "leaderboard",
+              "interop"},
 }
 
 
