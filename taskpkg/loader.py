@@ -57,7 +57,7 @@ def load_package(root: Path) -> LoadResult:
     result.diagnostics.extend(document.diagnostics)
     if document.frontmatter is None:
         return result
-    located = _shift_lines(document.frontmatter, document.frontmatter_first_line - 1)
+    located = document.frontmatter
     schema_errors = validate_frontmatter(located, TASK_FILE)
     result.diagnostics.extend(schema_errors)
     data = located.data
@@ -72,10 +72,6 @@ def load_package(root: Path) -> LoadResult:
     if result.ok:
         result.package = TaskPackage.from_frontmatter(root, data, document.body)
     return result
-
-
-def _shift_lines(document: YamlDocument, offset: int) -> YamlDocument:
-    return YamlDocument(document.data, {path: line + offset for path, line in document.lines.items()})
 
 
 def _check_name(root: Path, data: dict, doc: YamlDocument) -> list[Diagnostic]:

@@ -11,8 +11,7 @@ from dataclasses import dataclass, field
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from taskpkg.diagnostics import Diagnostic
-from taskpkg.rules.model import Rule
+from taskpkg.rules.model import RuleViolation
 from taskpkg.rules.task_file import ARENA104, ARENA105
 
 MAX_DEPTH = 32
@@ -20,34 +19,14 @@ MAX_DEPTH = 32
 Path = tuple[str | int, ...]
 
 
-class StrictYamlError(Exception):
-    """A frontmatter problem at a 1-based line and column of the YAML text: a case of ARENA104 (syntax) or ARENA105
-    (a feature the arena refuses), with the fields of its message."""
-
-    def __init__(self, rule: Rule, case: str, line: int | None, column: int | None, **fields: object) -> None:
-        self.rule, self.case, self.fields = rule, case, fields
-        self.line = line
-        self.column = column
-        super().__init__(self.message)
+class StrictYamlError(RuleViolation):
+    """A YAML problem at a 1-based line and column of the YAML text: a case of ARENA104 (syntax) or ARENA105 (a
+    feature the arena refuses), with the fields of its message."""
 
     @property
     def kind(self) -> str:
         """"syntax" or "feature"."""
         return "syntax" if self.rule is ARENA104 else "feature"
-
-    @property
-    def message(self) -> str:
-        """What is wrong, in words."""
-        return self.finding(None, None).message
-
-    @property
-    def fix(self) -> str:
-        """How to fix it."""
-        return self.finding(None, None).fix
-
-    def finding(self, file: str | None, line: int | None) -> Diagnostic:
-        """The diagnostic, placed in a file at a line (the YAML's own line numbers may be offset in the file)."""
-        return self.rule.found(file, line, self.column, case=self.case, **self.fields)
 
 
 @dataclass

@@ -1,25 +1,25 @@
-"""Read task.md: decode it, split the frontmatter from the body, and parse the frontmatter strictly."""
+"""Read task.md: decode it, then split and parse its frontmatter with the one reader (taskpkg.frontmatter)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from taskpkg import strict_yaml
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.rules.task_file import ARENA100, ARENA101, ARENA102, ARENA103, ARENA106
+from taskpkg.frontmatter import FrontmatterError, read_frontmatter
+from taskpkg.rules.task_file import ARENA100, ARENA101, ARENA102
+from taskpkg.strict_yaml import YamlDocument
 
 TASK_FILE = "task.md"
 MAX_TASK_BYTES = 256 * 1024
-FENCE = "---"
 
 
 @dataclass
 class TaskDocument:
-    """task.md split in two. `body_first_line` is the 1-based line of task.md where the body starts."""
+    """task.md split in two: the frontmatter (its lines are lines of task.md) and the body, which starts at
+    `body_first_line`."""
 
-    frontmatter: strict_yaml.YamlDocument | None
-    frontmatter_first_line: int
+    frontmatter: YamlDocument | None
     body: str
     body_first_line: int
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -46,7 +46,7 @@ def decode(raw: bytes, file: str) -> tuple[str | None, list[Diagnostic]]:
 def read_task_file(package_dir: Path) -> TaskDocument:
     """Read and split package_dir/task.md. Problems come back as diagnostics, never as exceptions."""
     path = package_dir / TASK_FILE
-    doc = TaskDocument(frontmatter=None, frontmatter_first_line=2, body="", body_first_line=1)
+    doc = TaskDocument(frontmatter=None, body="", body_first_line=1)
     size = path.stat().st_size
     if size > MAX_TASK_BYTES:
         doc.diagnostics.append(ARENA100.found(TASK_FILE, case="size", path=TASK_FILE, size=size, limit=MAX_TASK_BYTES))
@@ -58,24 +58,10 @@ def read_task_file(package_dir: Path) -> TaskDocument:
     if not text.strip():
         doc.diagnostics.append(ARENA100.found(TASK_FILE, 1, case="empty", path=TASK_FILE))
         return doc
-    lines = text.split("\n")
-    if lines[0].rstrip() != FENCE:
-        doc.diagnostics.append(ARENA103.found(TASK_FILE, 1, case="missing", path=TASK_FILE))
-        return doc
-    closing = next((i for i in range(1, len(lines)) if lines[i].rstrip() == FENCE), None)
-    if closing is None:
-        doc.diagnostics.append(ARENA103.found(TASK_FILE, 1, case="unclosed"))
-        return doc
-    doc.body = "\n".join(lines[closing + 1:])
-    doc.body_first_line = closing + 2
     try:
-        doc.frontmatter = strict_yaml.load("\n".join(lines[1:closing]))
-    except strict_yaml.StrictYamlError as exc:
-        line = exc.line + 1 if exc.line is not None else None
-        doc.diagnostics.append(exc.finding(TASK_FILE, line))
+        parsed = read_frontmatter(text, TASK_FILE)
+    except FrontmatterError as exc:
+        doc.diagnostics.append(exc.finding(TASK_FILE))
         return doc
-    if not isinstance(doc.frontmatter.data, dict):
-        kind = type(doc.frontmatter.data).__name__ if doc.frontmatter.data is not None else "empty"
-        doc.diagnostics.append(ARENA106.found(TASK_FILE, 2, kind=kind))
-        doc.frontmatter = None
+    doc.frontmatter, doc.body, doc.body_first_line = parsed.document, parsed.body, parsed.body_first_line
     return doc

@@ -78,6 +78,32 @@ class Rule:
                           line, column)
 
 
+class RuleViolation(Exception):
+    """A finding raised by a parser: one case of a rule with the fields of its message, at a 1-based line and column
+    of the text parsed (None where unknown). `finding(file)` places it in a file."""
+
+    def __init__(self, rule: Rule, case: str, line: int | None, column: int | None, **fields: object) -> None:
+        self.rule, self.case, self.fields = rule, case, fields
+        self.line = line
+        self.column = column
+        super().__init__(self.message)
+
+    @property
+    def message(self) -> str:
+        """What is wrong, in words."""
+        return self.finding(None).message
+
+    @property
+    def fix(self) -> str:
+        """How to fix it."""
+        return self.finding(None).fix
+
+    def finding(self, file: str | None, line: int | None = None) -> Diagnostic:
+        """The diagnostic in a file, at `line` when given (the parsed text may be offset in the file), else at the
+        violation's own line."""
+        return self.rule.found(file, self.line if line is None else line, self.column, case=self.case, **self.fields)
+
+
 def one(text: str, fix: str) -> dict[str, Message]:
     """The messages of a rule with a single case."""
     return {"": Message(text, fix)}

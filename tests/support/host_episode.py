@@ -19,7 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-import yaml
+from taskpkg.frontmatter import read_frontmatter
 
 ORACLE_SECONDS = 10.0
 
@@ -34,9 +34,8 @@ class HostEpisode:
 
 
 def frontmatter(package: Path) -> dict:
-    """Return the frontmatter of a package's task.md (plain YAML load; the strict parser lives in taskpkg)."""
-    text = (package / "task.md").read_text(encoding="utf-8")
-    return yaml.safe_load(text.split("---\n", 2)[1])
+    """Return the frontmatter of a package's task.md (read by the arena's one frontmatter reader)."""
+    return read_frontmatter((package / "task.md").read_text(encoding="utf-8")).data
 
 
 def _contract_env(workspace: Path, instance: int, **extra: str) -> dict[str, str]:
