@@ -50,7 +50,9 @@ ARENA402 = Rule(
 ARENA403 = Rule(
     "ARENA403", STATIC, E, "Python package not pinned",
     doc="`pip install` without an exact version installs whatever is newest at build time, so the agent's world "
-        "changes between runs. Requirements files named with `-r` are read too.",
+        "changes between runs. Checked wherever the build runs it: a `RUN` line, a `RUN <<EOF` heredoc, and scripts "
+        "that `COPY`, `ADD` or a heredoc put into the image and a `RUN` then runs. Requirements files named with `-r` "
+        "are read too, from where `COPY` put them.",
     advice="Pin every Python package with `==`.",
     messages={
         "package": Message("Python package '{package}' is installed without an exact version",
@@ -64,8 +66,8 @@ ARENA403 = Rule(
 
 ARENA404 = Rule(
     "ARENA404", STATIC, N, "Debian package not pinned",
-    doc="Debian packages installed without `=version` follow the archive. A note: pinning is only possible where "
-        "the archive snapshot keeps old versions.",
+    doc="Debian packages installed without `=version` follow the archive (in `RUN` lines, heredocs and the scripts "
+        "`RUN` runs). A note: pinning is only possible where the archive snapshot keeps old versions.",
     advice="Optionally pin Debian packages with `=version`.",
     messages=one("Debian packages without a version: {packages}",
                  "Pin versions (pkg=VERSION; `apt-cache policy pkg`) for exact rebuilds, if the snapshot allows."),
@@ -104,8 +106,8 @@ ARENA406 = Rule(
 
 ARENA407 = Rule(
     "ARENA407", STATIC, E, "download piped into a shell",
-    doc="`curl ... | sh` runs whatever the server sends, when building, when the image starts, or in a script the "
-        "verifier runs.",
+    doc="`curl ... | sh` runs whatever the server sends, when building (a `RUN` line, a heredoc, or a script `RUN` "
+        "runs), when the image starts, or in a script the verifier runs.",
     advice="Install from a package manager with pinned versions, not `curl ... | sh`.",
     messages=one("a download is piped into a shell {when}: unpinned code from the network",
                  "Install from a pinned package, or vendor the script into environment/ and review it."),

@@ -1,14 +1,26 @@
-"""Dockerfile checks: pinned bases and packages, no remote code, nothing secret copied into the image."""
+"""Dockerfile checks: pinned bases and packages, no remote code, nothing secret copied into the image.
+
+The Dockerfile is read by taskpkg.dockerfile. Install lines are checked wherever a RUN runs them: its command, its
+heredoc scripts, and scripts put into the image by COPY, ADD or a heredoc that it runs (`sh /opt/install.sh`)."""
 
 from __future__ import annotations
 
+import posixpath
 import re
-import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import partial
 
 from taskpkg.diagnostics import Diagnostic
+from taskpkg.dockerfile import (
+    Dockerfile,
+    Heredoc,
+    Instruction,
+    Script,
+    executed_scripts,
+    parse,
+    run_scripts,
+    split_words,
+)
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dockerfile import (
     ARENA401,
@@ -24,6 +36,7 @@ from validators.static.files import PackageFile, PackageTree
 
 RULES = (ARENA401, ARENA402, ARENA403, ARENA404, ARENA405, ARENA406, ARENA407, ARENA408)
 DOCKERFILE = "environment/Dockerfile"
+CONTEXT = "environment/"
 PIPE_TO_SHELL = re.compile(r"\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b")
 PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(?P<args>[^;&|]*)")
 APT_INSTALL = re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\b(?P<args>[^;&|]*)")
@@ -31,37 +44,7 @@ PIP_OPTIONS_WITH_VALUE = frozenset({"-r", "--requirement", "-c", "--constraint",
                                     "--extra-index-url", "-f", "--find-links", "--target", "-t", "--prefix"})
 
 
-@dataclass(frozen=True)
-class Instruction:
-    """One Dockerfile instruction with its 1-based starting line."""
-
-    keyword: str
-    arguments: str
-    line: int
-
-
-def parse(text: str) -> list[Instruction]:
-    """Split a Dockerfile into instructions, joining continuation lines and dropping comments."""
-    instructions: list[Instruction] = []
-    pending: list[str] = []
-    start = 0
-    for number, raw in enumerate(text.split("\n"), start=1):
-        stripped = raw.strip()
-        if not pending and (not stripped or stripped.startswith("#")):
-            continue
-        if pending and stripped.startswith("#"):
-            continue
-        if not pending:
-            start = number
-        if stripped.endswith("\\"):
-            pending.append(stripped[:-1])
-            continue
-        pending.append(stripped)
-        joined = " ".join(p for p in pending if p)
-        keyword, _, arguments = joined.partition(" ")
-        instructions.append(Instruction(keyword.upper(), arguments.strip(), start))
-        pending = []
-    return instructions
+MAX_SCRIPT_DEPTH = 8
 
 
 def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Diagnostic]:
@@ -69,28 +52,29 @@ def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Dia
     text = tree.text_of(DOCKERFILE)
     if text is None:
         return []
-    instructions = parse(text)
+    parsed = parse(text)
     found: list[Diagnostic] = []
     stages: set[str] = set()
-    if not any(i.keyword == "FROM" for i in instructions):
+    if not any(i.keyword == "FROM" for i in parsed.instructions):
         found.append(ARENA408.found(DOCKERFILE, 1, case="missing"))
-    for instruction in instructions:
+    builder = _RunChecker(tree, parsed)
+    for instruction in parsed.instructions:
         if instruction.keyword == "FROM":
             found.extend(_check_from(instruction, stages))
         elif instruction.keyword == "RUN":
-            found.extend(_check_run(tree, instruction))
+            found.extend(builder.check(instruction))
         elif instruction.keyword == "ADD" and re.search(r"(?:^|\s)(?:https?|ftp)://", instruction.arguments):
             found.append(ARENA405.found(DOCKERFILE, instruction.line))
         elif instruction.keyword in ("CMD", "ENTRYPOINT") and PIPE_TO_SHELL.search(instruction.arguments):
             found.append(pipe_to_shell_finding(DOCKERFILE, instruction.line, "at run time"))
-    found.extend(_check_environment_scripts(tree.files))
+    found.extend(_check_environment_scripts(tree.files, builder.followed))
     if package is not None:
         found.extend(_check_copied_secrets(package, tree.files))
     return found
 
 
 def _check_from(instruction: Instruction, stages: set[str]) -> list[Diagnostic]:
-    words = [w for w in instruction.arguments.split() if not w.startswith("--")]
+    _, words = instruction.words()
     if not words:
         return [ARENA408.found(DOCKERFILE, instruction.line, case="empty")]
     image = words[0]
@@ -109,32 +93,83 @@ def _check_from(instruction: Instruction, stages: set[str]) -> list[Diagnostic]:
     return []
 
 
-def _check_run(tree: PackageTree, instruction: Instruction) -> list[Diagnostic]:
-    found = []
-    command = instruction.arguments
-    if PIPE_TO_SHELL.search(command):
-        found.append(pipe_to_shell_finding(DOCKERFILE, instruction.line, "while building"))
-    for match in PIP_INSTALL.finditer(command):
-        for problem in _unpinned_pip(tree, match.group("args")):
-            found.append(problem(DOCKERFILE, instruction.line))
-    for match in APT_INSTALL.finditer(command):
-        words = [w for w in _split(match.group("args")) if not w.startswith("-")]
-        loose = [w for w in words if "=" not in w]
-        if loose:
-            found.append(ARENA404.found(DOCKERFILE, instruction.line, packages=", ".join(loose[:8])))
-    return found
+class _RunChecker:
+    """Install-line checks on what RUN executes: its command, its heredoc scripts, and the scripts it runs that
+    COPY, ADD or a heredoc put into the image (followed into the scripts they run in turn)."""
+
+    def __init__(self, tree: PackageTree, parsed: Dockerfile) -> None:
+        self.tree, self.parsed = tree, parsed
+        self.context = {f.relative.removeprefix(CONTEXT) for f in tree.files if f.relative.startswith(CONTEXT)}
+        self.followed: set[str] = set()
+
+    def check(self, instruction: Instruction) -> list[Diagnostic]:
+        """Findings for one RUN instruction and everything it runs."""
+        found: list[Diagnostic] = []
+        for script in run_scripts(instruction):
+            found += self._script(script, instruction, instruction.workdir, "while building", set(), 0)
+        return found
+
+    def _script(self, script: Script, run: Instruction, workdir: str, when: str, seen: set[str],
+                depth: int) -> list[Diagnostic]:
+        file = script.file or DOCKERFILE
+        found = []
+        for line, text in script.lines():
+            found += self._line(text, file, line, when, run)
+            for path, kind, cwd in executed_scripts(text, workdir):
+                source = self.parsed.source_of(path, run, self.context)
+                key = source if isinstance(source, str) else f"{DOCKERFILE}:{getattr(source, 'first_line', '')}"
+                if source is None or kind != "shell" or key in seen or depth >= MAX_SCRIPT_DEPTH:
+                    continue
+                seen.add(key)
+                runs = f"while building (run by {DOCKERFILE}:{run.line})"
+                if isinstance(source, str):
+                    self.followed.add(CONTEXT + source)
+                    followed = self.tree.text_of(CONTEXT + source)
+                    if followed is not None:
+                        found += self._script(Script(followed, CONTEXT + source, 1), run, cwd, runs, seen,
+                                              depth + 1)
+                else:
+                    found += self._script(Script(source.body, None, source.first_line), run, cwd, runs, seen,
+                                          depth + 1)
+        return found
+
+    def _line(self, command: str, file: str, line: int, when: str, run: Instruction) -> list[Diagnostic]:
+        found = []
+        if PIPE_TO_SHELL.search(command):
+            found.append(pipe_to_shell_finding(file, line, when))
+        for match in PIP_INSTALL.finditer(command):
+            for problem in _unpinned_pip(self._requirements(run), match.group("args")):
+                found.append(problem(file, line))
+        for match in APT_INSTALL.finditer(command):
+            words = [w for w in split_words(match.group("args")) if not w.startswith("-")]
+            loose = [w for w in words if "=" not in w]
+            if loose:
+                found.append(ARENA404.found(file, line, packages=", ".join(loose[:8])))
+        return found
+
+    def _requirements(self, run: Instruction) -> Callable[[str], tuple[str, str] | None]:
+        """A requirements file named with -r: (package path, text), found where COPY put it, else in the context."""
+
+        def read(name: str) -> tuple[str, str] | None:
+            source = self.parsed.source_of(posixpath.join(run.workdir, name), run, self.context)
+            relative = CONTEXT + (source if isinstance(source, str) else posixpath.normpath(name))
+            text = source.body if isinstance(source, Heredoc) else self.tree.text_of(relative)
+            return (relative if not isinstance(source, Heredoc) else DOCKERFILE, text) if text is not None else None
+
+        return read
 
 
-def _unpinned_pip(tree: PackageTree, arguments: str) -> list[Callable[[str, int], Diagnostic]]:
+def _unpinned_pip(requirements: Callable[[str], tuple[str, str] | None],
+                  arguments: str) -> list[Callable[[str, int], Diagnostic]]:
     """ARENA403 findings still to be placed (at the Dockerfile line that installs), one per unpinned package."""
     problems: list[Callable[[str, int], Diagnostic]] = []
-    words = _split(arguments)
+    words = split_words(arguments)
     index = 0
     while index < len(words):
         word = words[index]
         if word in PIP_OPTIONS_WITH_VALUE:
             if word in ("-r", "--requirement") and index + 1 < len(words):
-                problems.extend(_unpinned_requirements(tree, words[index + 1]))
+                problems.extend(_unpinned_requirements(requirements(words[index + 1])))
             index += 2
             continue
         if not word.startswith("-") and "==" not in word:
@@ -143,24 +178,17 @@ def _unpinned_pip(tree: PackageTree, arguments: str) -> list[Callable[[str, int]
     return problems
 
 
-def _unpinned_requirements(tree: PackageTree, name: str) -> list[Callable[[str, int], Diagnostic]]:
-    text = tree.text_of(f"environment/{name}")
-    if text is None:
+def _unpinned_requirements(found: tuple[str, str] | None) -> list[Callable[[str, int], Diagnostic]]:
+    if found is None:
         return []
+    path, text = found
     problems: list[Callable[[str, int], Diagnostic]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         requirement = line.split("#", 1)[0].strip()
         if requirement and not requirement.startswith("-") and "==" not in requirement:
-            problems.append(partial(ARENA403.found, case="requirement", path=f"environment/{name}", number=number,
+            problems.append(partial(ARENA403.found, case="requirement", path=path, number=number,
                                     requirement=requirement))
     return problems
-
-
-def _split(arguments: str) -> list[str]:
-    try:
-        return shlex.split(arguments)
-    except ValueError:
-        return arguments.split()
 
 
 def pipe_to_shell_finding(file: str, line: int, when: str) -> Diagnostic:
@@ -168,10 +196,12 @@ def pipe_to_shell_finding(file: str, line: int, when: str) -> Diagnostic:
     return ARENA407.found(file, line, when=when)
 
 
-def _check_environment_scripts(files: list[PackageFile]) -> list[Diagnostic]:
+def _check_environment_scripts(files: list[PackageFile], followed: set[str]) -> list[Diagnostic]:
+    """Shell scripts of the build context that no RUN was seen to run (those are checked as RUN runs them)."""
     found = []
     for file in files:
-        if file.relative.startswith("environment/") and file.relative.endswith(".sh") and file.text:
+        if file.relative.startswith(CONTEXT) and file.relative.endswith(".sh") and file.text and \
+                file.relative not in followed:
             for number, line in enumerate(file.text.split("\n"), start=1):
                 if PIPE_TO_SHELL.search(line):
                     found.append(pipe_to_shell_finding(file.relative, number, "in a script of the image"))
