@@ -2,8 +2,9 @@
 message and fix templates, a failing and a passing example).
 
 Ids never change meaning once released. The hundreds digit is the family: ARENA0xx package files, ARENA1xx task.md and
-its frontmatter, ARENA2xx the prompt, roles and scenes, ARENA4xx the Dockerfile, ARENA5xx verifier.py, ARENA6xx
-oracle/, ARENA7xx the dynamic checks, ARENA9xx the arena's own faults. Category, never the id, decides when a rule
+its frontmatter, ARENA2xx the prompt, roles and scenes, ARENA3xx the instance generator (and the determinism the
+verifier shares with it), ARENA4xx the Dockerfile, ARENA5xx verifier.py, ARENA6xx oracle/, ARENA7xx the dynamic
+checks, ARENA9xx the arena's own faults. Category, never the id, decides when a rule
 runs: static rules without an engine, dynamic rules in the sandbox; infrastructure findings are about a run, not the
 package.
 
@@ -16,11 +17,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from taskpkg.rules import dockerfile, dynamic, infrastructure, package_files, prompt, sources, task_file
+from taskpkg.rules import dockerfile, dynamic, generator, infrastructure, package_files, prompt, sources, task_file
 from taskpkg.rules.examples import Example
 from taskpkg.rules.model import Category, Message, Rule
 
-FAMILIES: tuple[ModuleType, ...] = (package_files, task_file, prompt, dockerfile, sources, dynamic, infrastructure)
+FAMILIES: tuple[ModuleType, ...] = (package_files, task_file, prompt, generator, dockerfile, sources, dynamic,
+                                   infrastructure)
 
 
 def _collect() -> dict[str, Rule]:

@@ -10,7 +10,8 @@ from pathlib import Path
 from taskpkg.loader import load_package
 from taskpkg.rules import Category, ids
 from validators.report import PackageReport
-from validators.static import dockerfile, files, oracle_source, verifier_source
+from validators.static import determinism, dockerfile, files, oracle_source, verifier_source
+from validators.static.determinism import check_determinism
 from validators.static.dockerfile import check_dockerfile
 from validators.static.files import check_files, walk
 from validators.static.oracle_source import check_oracle
@@ -18,9 +19,9 @@ from validators.static.verifier_source import check_verifier, check_verifier_scr
 
 STATIC_IDS = ids(Category.STATIC)
 _TREE_IDS = frozenset(r.id for module in (files, dockerfile, verifier_source) for r in module.RULES)
-_ORACLE_IDS = frozenset(r.id for r in oracle_source.RULES)
-_NEEDS_PACKAGE = _ORACLE_IDS | {dockerfile.ARENA406.id}
-_LOADER_IDS = frozenset(STATIC_IDS) - _TREE_IDS - _ORACLE_IDS
+_PACKAGE_IDS = frozenset(r.id for module in (oracle_source, determinism) for r in module.RULES)  # need a package
+_NEEDS_PACKAGE = _PACKAGE_IDS | {dockerfile.ARENA406.id}
+_LOADER_IDS = frozenset(STATIC_IDS) - _TREE_IDS - _PACKAGE_IDS
 
 
 def run_static_checks(root: Path, display_path: str | None = None) -> PackageReport:
@@ -38,6 +39,7 @@ def run_static_checks(root: Path, display_path: str | None = None) -> PackageRep
         checks_run |= _TREE_IDS
         if loaded.package is not None:
             diagnostics += check_oracle(tree, loaded.package)
+            diagnostics += check_determinism(tree, loaded.package)
             diagnostics += check_verifier_scripts(tree, loaded.package)
         else:
             checks_run -= _NEEDS_PACKAGE
@@ -50,7 +52,7 @@ def run_static_checks(root: Path, display_path: str | None = None) -> PackageRep
         domain=package.domain if package else None,
         instances=package.instance_count if package else None,
         diagnostics=_dedupe_sorted(diagnostics),
-        checks_run=sorted(checks_run | (_ORACLE_IDS if package else set())),
+        checks_run=sorted(checks_run | (_PACKAGE_IDS if package else set())),
         duration_ms=(time.perf_counter() - started) * 1000,
     )
 

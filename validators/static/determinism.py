@@ -1,0 +1,198 @@
+"""Unseeded randomness, clock reads and random ids in the generator and the verifier (ARENA301), on their syntax trees.
+
+Looked at: the generator, the Python files beside it in its folder, verifier.py and Python files in verifier data.
+Calls are recognised through the names a file imports (`import random as r`, `from uuid import uuid4`, numpy's
+`np.random`). A clock read that only measures time (`time.time() - start`, where `start` is itself a clock read used
+only that way) is not data.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from taskpkg.diagnostics import Diagnostic
+from taskpkg.model import TaskPackage
+from taskpkg.rules.generator import ARENA301
+from validators.static.files import PackageTree
+
+RULES = (ARENA301,)
+SHARED_RNG = frozenset({
+    "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss", "normalvariate",
+    "triangular", "betavariate", "expovariate", "gammavariate", "lognormvariate", "vonmisesvariate",
+    "paretovariate", "weibullvariate", "getrandbits", "randbytes", "binomialvariate",
+})
+NUMPY_SHARED = SHARED_RNG | {"rand", "randn", "permutation", "integers", "normal", "bytes", "random_sample"}
+GENERATORS = frozenset({"Random", "default_rng", "RandomState", "Generator"})
+CLOCK = {("time", "time"), ("time", "time_ns"), ("time", "localtime"), ("time", "gmtime"), ("time", "ctime"),
+         ("time", "asctime"), ("time", "strftime"), ("datetime", "now"), ("datetime", "utcnow"),
+         ("datetime", "today"), ("date", "today")}
+GIVEN_TIME = {"localtime": 1, "gmtime": 1, "ctime": 1, "asctime": 1, "strftime": 2}  # arguments that make them pure
+UUIDS = frozenset({"uuid1", "uuid4"})
+SYSTEM = {("random", "SystemRandom"), ("os", "urandom"), ("os", "getrandom")}
+TRIGGER_WORDS = ("random", "time", "date", "uuid", "hash", "secrets")  # a file with none of them is not parsed
+
+
+@dataclass
+class _Names:
+    """What a file's imports make its names mean: module aliases and imported functions."""
+
+    modules: dict[str, str] = field(default_factory=dict)  # local name -> module (random, numpy.random, time, ...)
+    functions: dict[str, tuple[str, str]] = field(default_factory=dict)  # local name -> (module, function)
+
+    def add(self, node: ast.Import | ast.ImportFrom) -> None:
+        """Learn the names an import statement binds."""
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                self.modules[alias.asname or alias.name.split(".")[0]] = (
+                    alias.name if alias.asname else alias.name.split(".")[0])
+        elif node.module and node.level == 0:
+            for alias in node.names:
+                local = alias.asname or alias.name
+                if node.module in ("numpy", "datetime") and alias.name in ("random", "datetime", "date"):
+                    self.modules[local] = f"{node.module}.{alias.name}"
+                else:
+                    self.functions[local] = (node.module, alias.name)
+
+    def resolve(self, func: ast.expr) -> tuple[str, str] | None:
+        """(module, name) a called expression stands for, or None."""
+        if isinstance(func, ast.Name):
+            return self.functions.get(func.id)
+        if isinstance(func, ast.Attribute):
+            owner = _dotted(func.value)
+            if owner is None:
+                return None
+            head, _, tail = owner.partition(".")
+            module = self.modules.get(head)
+            if module is None and head in self.functions:
+                module = ".".join(self.functions[head])
+            if module is None:
+                return None
+            return (f"{module}.{tail}" if tail else module), func.attr
+        return None
+
+
+@dataclass
+class _Module:
+    """The nodes of a module that matter here, gathered in one walk."""
+
+    names: _Names = field(default_factory=_Names)
+    calls: list[ast.Call] = field(default_factory=list)
+    subtractions: list[ast.BinOp] = field(default_factory=list)
+    assigns: list[ast.Assign] = field(default_factory=list)
+    loads: dict[str, int] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, syntax: ast.Module) -> _Module:
+        found = cls()
+        stack: list[ast.AST] = [syntax]
+        while stack:
+            node = stack.pop()
+            kind = type(node)
+            if kind is ast.Call:
+                found.calls.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Name:
+                if type(node.ctx) is ast.Load:  # type: ignore[attr-defined]
+                    found.loads[node.id] = found.loads.get(node.id, 0) + 1  # type: ignore[attr-defined]
+                continue
+            elif kind is ast.BinOp and type(node.op) is ast.Sub:  # type: ignore[attr-defined]
+                found.subtractions.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Assign:
+                found.assigns.append(node)  # type: ignore[arg-type]
+            elif kind is ast.Import or kind is ast.ImportFrom:
+                found.names.add(node)  # type: ignore[arg-type]
+                continue
+            elif kind is ast.Constant:
+                continue
+            stack.extend(ast.iter_child_nodes(node))
+        return found
+
+
+def _dotted(node: ast.expr) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        owner = _dotted(node.value)
+        return f"{owner}.{node.attr}" if owner else None
+    return None
+
+
+def check_determinism(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
+    """ARENA301 for every nondeterministic call in the generator's and the verifier's Python files."""
+    found: list[Diagnostic] = []
+    for relative in _watched(tree, package):
+        file = tree.by_path[relative]
+        if file.text is None or not any(word in file.text for word in TRIGGER_WORDS):
+            continue
+        try:
+            syntax = ast.parse(file.text, filename=relative)
+        except (SyntaxError, ValueError):
+            continue  # the verifier's syntax is ARENA501's; a broken generator fails instance setup (ARENA710)
+        found += [ARENA301.found(relative, line, case=case, call=call) for line, case, call in scan(syntax)]
+    return found
+
+
+def _watched(tree: PackageTree, package: TaskPackage) -> list[str]:
+    """The generator, the Python files of its folder, verifier.py and Python files in verifier data."""
+    folder = PurePosixPath(package.generator).parent.as_posix()
+    roots = tuple(d.rstrip("/") for d in package.verifier_data) + ((folder,) if folder != "." else ())
+    watched = {package.generator, "verifier.py"}
+    watched |= {f.relative for f in tree.files if f.relative.endswith(".py")
+                and any(f.relative == r or f.relative.startswith(r + "/") for r in roots)}
+    return sorted(w for w in watched if w in tree.by_path)
+
+
+def scan(syntax: ast.Module) -> list[tuple[int, str, str]]:
+    """(line, case, call) of every nondeterministic call in a module."""
+    module = _Module.of(syntax)
+    names = module.names
+    seeded = any(isinstance(node.func, ast.Attribute) and node.func.attr == "seed" and (node.args or node.keywords)
+                 for node in module.calls)  # random.seed(x) or rng.seed(x): whatever is drawn later is repeatable
+    durations = _duration_calls(module)
+    found = []
+    for node in module.calls:
+        if isinstance(node.func, ast.Name) and node.func.id == "hash" and "hash" not in names.functions:
+            found.append((node.lineno, "hash", "hash()"))
+            continue
+        target = names.resolve(node.func)
+        case = _case(node, target, seeded, id(node) in durations) if target else None
+        if case and target:
+            found.append((node.lineno, case, f"{target[0]}.{target[1]}()"))
+    return sorted(found)
+
+
+def _case(node: ast.Call, target: tuple[str, str], seeded: bool, measures_time: bool) -> str | None:
+    module, name = target
+    no_seed = (not node.args and not node.keywords) or (
+        len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and node.args[0].value is None)
+    if (module, name) in SYSTEM or module == "secrets":
+        return "system"
+    if module in ("random", "numpy.random") and name in GENERATORS:
+        return "unseeded" if no_seed and not seeded else None
+    if (module == "random" and name in SHARED_RNG) or (module == "numpy.random" and name in NUMPY_SHARED):
+        return None if seeded else "global"
+    short = module.rsplit(".", 1)[-1]
+    if (short, name) in CLOCK and not measures_time:
+        return "clock" if len(node.args) < GIVEN_TIME.get(name, 99) else None
+    if module == "uuid" and name in UUIDS:
+        return "uuid"
+    return None
+
+
+def _duration_calls(module: _Module) -> set[int]:
+    """ids of calls that only measure time: operands of a subtraction, or assigned to a name that is only ever
+    subtracted."""
+    subtracted: set[int] = set()
+    uses_in_subtractions: dict[str, int] = {}
+    for node in module.subtractions:
+        for side in (node.left, node.right):
+            if isinstance(side, ast.Call):
+                subtracted.add(id(side))
+            elif isinstance(side, ast.Name):
+                uses_in_subtractions[side.id] = uses_in_subtractions.get(side.id, 0) + 1
+    timers = {name for name, count in uses_in_subtractions.items() if module.loads.get(name, 0) == count}
+    for node in module.assigns:
+        if isinstance(node.value, ast.Call) and all(isinstance(t, ast.Name) and t.id in timers for t in node.targets):
+            subtracted.add(id(node.value))
+    return subtracted
