@@ -29,6 +29,7 @@ from validators.render_github import render_github
 from validators.render_human import render_human
 from validators.report import Report, report_schema
 from validators.static import run_static_checks
+from validators.static.lint import LintUnavailable
 
 FORMATS = ("human", "json", "github")
 
@@ -182,3 +183,6 @@ def main() -> None:
     except KeyboardInterrupt:
         click.echo("interrupted", err=True)
         sys.exit(ExitCode.INTERRUPTED)
+    except LintUnavailable as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)

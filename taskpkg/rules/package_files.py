@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from taskpkg.diagnostics import Severity
-from taskpkg.rules.examples import Fifo, Grow, Keep, Link, Remove, Write, example
+from taskpkg.rules.examples import Fifo, Grow, Keep, Link, Remove, Replace, Write, example
 from taskpkg.rules.model import Category, Message, Rule, one
 
 STATIC, E, W = Category.STATIC, Severity.ERROR, Severity.WARNING
@@ -89,4 +89,22 @@ ARENA007 = Rule(
     messages=one("{path} is not a regular file (a device, pipe or socket)", "Remove it."),
     failing=example(Fifo("environment/pipe")),
     passing=example(Write("environment/pipe", "plain text\n")),
+)
+
+ARENA008 = Rule(
+    "ARENA008", STATIC, E, "Python the repository's lint rejects",
+    doc="The repository's CI lints every Python file of every package outside `environment/` with ruff and the "
+        "settings in pyproject.toml's `[tool.ruff]`; a file it rejects fails the pull request's checks. The arena "
+        "runs the same ruff with the same settings, so a package that passes here passes there.",
+    advice="Fix what ruff reports, at the line shown: `ruff check --fix FILE` fixes many of them.",
+    messages={
+        "": Message("ruff {code}: {problem}",
+                    "Fix it by hand (`ruff rule {code}` explains the rule); CI runs the same lint."),
+        "fixable": Message("ruff {code}: {problem}",
+                           "Run `ruff check --fix {path}` from the repository (same settings), or fix it by hand."),
+        "syntax": Message("not valid Python: {problem}", "Fix the syntax at this place."),
+    },
+    failing=example(Replace("instance/generate.py", "import json\n", "import json\nimport sys\n",
+                            shown="import json\nimport sys  # never used\n")),
+    passing=example(Keep("instance/generate.py", "import json\nimport os\n")),
 )

@@ -38,7 +38,8 @@ ARENA503 = Rule(
     advice="Remove network use; the verifier runs with no network.",
     messages=one("verifier.py imports {module}, a network module; the verifier runs without a network",
                  "Score the final state from files in the container only."),
-    failing=example(Append(VERIFIER, "import urllib.request\n")),
+    failing=example(Replace(VERIFIER, "import sys\n", "import sys\nimport urllib.request\n"),
+                    Append(VERIFIER, "OFFICIAL = urllib.request.urlopen  # to fetch the expected answer\n")),
     passing=example(Keep(VERIFIER, "import json")),
 )
 
@@ -54,7 +55,8 @@ ARENA504 = Rule(
                           "Install what the tests need in environment/Dockerfile (pinned); the verifier has no "
                           "network."),
     },
-    failing=example(Append(VERIFIER, "import subprocess\nsubprocess.run(['pip', 'install', 'numpy'])\n")),
+    failing=example(Replace(VERIFIER, "import os\n", "import os\nimport subprocess\n"),
+                    Append(VERIFIER, "subprocess.run(['pip', 'install', 'numpy'])\n")),
     passing=example(Keep(VERIFIER, "from generate import build_instance")),
 )
 
