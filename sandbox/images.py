@@ -13,20 +13,51 @@ from docker.errors import APIError, ImageNotFound
 
 from sandbox.engine import API_TIMEOUT_S, labels
 from taskpkg.digest import tree_digest
+from taskpkg.dockerfile import parse
 from taskpkg.model import TaskPackage
 
 IMAGE_REPOSITORY = "posttrain-arena/env"
-_STEP = re.compile(r"^Step \d+/\d+ : (.*)$")
+DOCKERFILE = "environment/Dockerfile"
+_STEP = re.compile(r"^Step (\d+)/\d+ : (.*)$")
+_PARSE_ERROR_LINE = re.compile(r"dockerfile parse error line (\d+)", re.IGNORECASE)
+_TERMINAL_CODES = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+_HEREDOC_HINT = ("; the engine's builder (the classic one, which the arena uses) does not read heredocs: put the "
+                 "script in a file under environment/, COPY it and RUN it")
 
 
 class BuildFailed(RuntimeError):
-    """The image did not build; `step` is the Dockerfile instruction that failed, `log` the build's output tail."""
+    """The image did not build; `step` is the Dockerfile instruction that failed and `line` its line in the
+    Dockerfile (None where unknown); `log` is the build's output tail, without terminal codes."""
 
-    def __init__(self, message: str, step: str | None, log: str, timed_out: bool = False) -> None:
+    def __init__(self, message: str, step: str | None, log: str, timed_out: bool = False,
+                 line: int | None = None) -> None:
         super().__init__(message)
         self.step = step
         self.log = log
         self.timed_out = timed_out
+        self.line = line
+
+
+def plain(text: str) -> str:
+    """Build output as plain text: terminal colour and cursor codes removed, and of a line redrawn with carriage
+    returns (a progress bar) only what was drawn last."""
+    lines = _TERMINAL_CODES.sub("", text).split("\n")
+    return "\n".join(line.rstrip("\r").rsplit("\r", 1)[-1] for line in lines)
+
+
+def failing_line(dockerfile: str, step: int | None, error: str) -> tuple[int | None, bool]:
+    """The Dockerfile line of the failing step (the engine numbers instructions from 1), or the line a parse error
+    names; and whether that line is inside a heredoc body."""
+    parsed = parse(dockerfile)
+    match = _PARSE_ERROR_LINE.search(error)
+    if match:
+        line = int(match.group(1))
+        in_heredoc = any(h.first_line <= line < h.first_line + h.body.count("\n") + 1
+                         for i in parsed.instructions for h in i.heredocs)
+        return line, in_heredoc
+    if step is not None and 1 <= step <= len(parsed.instructions):
+        return parsed.instructions[step - 1].line, False
+    return None, False
 
 
 @dataclass
@@ -69,11 +100,13 @@ def _build(package: TaskPackage, tag: str, session: str) -> list[str]:
                                labels=labels("env-image", session, package.name), pull=False)
             for chunk in stream:
                 if "stream" in chunk:
-                    lines.extend(line for line in chunk["stream"].splitlines() if line.strip())
+                    lines.extend(line for line in plain(chunk["stream"]).split("\n") if line.strip())
                 if "error" in chunk:
-                    outcome["error"] = chunk["error"].strip()
-        except (APIError, OSError, docker.errors.DockerException) as exc:
-            outcome.setdefault("error", str(exc))
+                    outcome["error"] = plain(chunk["error"]).strip()
+        except APIError as exc:  # the engine refused the build outright (a Dockerfile it cannot parse)
+            outcome.setdefault("error", plain(str(exc.explanation or exc)))
+        except (OSError, docker.errors.DockerException) as exc:
+            outcome.setdefault("error", plain(str(exc)))
 
     worker = threading.Thread(target=consume, name=f"build-{package.name}", daemon=True)
     worker.start()
@@ -83,14 +116,27 @@ def _build(package: TaskPackage, tag: str, session: str) -> list[str]:
         api.close()
         worker.join(10)
     api.close()
-    step = next((m.group(1) for line in reversed(lines) if (m := _STEP.match(line))), None)
+    found = next((m for line in reversed(lines) if (m := _STEP.match(line))), None)
+    number, step = (int(found.group(1)), found.group(2)) if found else (None, None)
     tail = "\n".join(lines[-30:])
+    error = str(outcome.get("error", ""))
+    line, in_heredoc = failing_line(_dockerfile_text(package), number, error)
+    where = f"{DOCKERFILE}:{line}" if line else DOCKERFILE
     if timed_out:
         raise BuildFailed(f"the build did not finish within limits.build_timeout_s ({package.limits.build_timeout_s}"
-                          f" s); it was at: {step or 'the start'}", step, tail, timed_out=True)
+                          f" s); it was at {where}: {step or 'the start'}", step, tail, timed_out=True, line=line)
     if "error" in outcome:
-        raise BuildFailed(f"the build failed at `{step or '?'}`: {outcome['error']}", step, tail)
+        at = f"{where} `{step}`" if step else where
+        raise BuildFailed(f"the build failed at {at}: {error}{_HEREDOC_HINT if in_heredoc else ''}", step, tail,
+                          line=line)
     return lines
+
+
+def _dockerfile_text(package: TaskPackage) -> str:
+    try:
+        return (package.environment_dir / "Dockerfile").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ""
 
 
 def _base_url() -> str:

@@ -25,6 +25,10 @@ class SetupError(RuntimeError):
     """The instance could not be made (generator crash, bad output, missing prompt value)."""
 
 
+class PromptValueMissing(SetupError):
+    """The generator ran and printed its values, but not every value the prompt names."""
+
+
 def generate(root: Channel, package: TaskPackage, instance: int) -> dict:
     """Run the generator as root for one instance, then delete it and give /workspace to the agent user.
 
@@ -50,9 +54,12 @@ def scenes_for(package: TaskPackage, values: dict) -> list:
     """The scenes' prompts with the instance's values filled in."""
     try:
         return package.scene_prompts(values)
-    except MissingValue as exc:
-        raise SetupError(f"the prompt uses {{{{ instance.{exc.args[0]} }}}} but the generator did not print "
-                         f"'{exc.args[0]}'") from None
+    except MissingValue:
+        first = package.unfilled(values)[0]
+        guess = f"; did you mean '{first.guess}'?" if first.guess else ""
+        printed = ", ".join(map(str, values)) or "nothing"
+        raise PromptValueMissing(f"task.md:{first.line} uses {{{{ instance.{first.key} }}}} but the generator did "
+                                 f"not print '{first.key}' (it printed: {printed}){guess}") from None
 
 
 def provision_files(files: dict[str, bytes]) -> list[tuple[str, bytes]]:

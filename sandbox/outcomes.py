@@ -21,6 +21,7 @@ class EpisodeResult:
     error: str | None = None
     limit_hit: str | None = None
     prompt_values: dict = field(default_factory=dict)
+    unfilled: list[str] = field(default_factory=list)  # setup failed: the prompt's keys the generator did not print
     transcript: Transcript = field(default_factory=Transcript)
     timings: dict[str, float] = field(default_factory=dict)
     peak_memory_mb: float | None = None

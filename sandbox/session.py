@@ -23,7 +23,15 @@ from docker.models.containers import Container
 from sandbox.agent_interface import Action, EndScene, InvalidAction, Observation, Shell, TranscriptEntry, WriteFile
 from sandbox.channel import Channel, ChannelClosed
 from sandbox.containers import start_container
-from sandbox.instances import SetupError, generate, provision_files, root_channel, scenes_for, write_as_root
+from sandbox.instances import (
+    PromptValueMissing,
+    SetupError,
+    generate,
+    provision_files,
+    root_channel,
+    scenes_for,
+    write_as_root,
+)
 from sandbox.layout import AGENT_USER, WORKSPACE
 from sandbox.outcomes import EpisodeResult, InitialState
 from sandbox.storage import StorageWatch
@@ -85,6 +93,8 @@ class EpisodeSession:
             self._scenes = self._set_up()
         except SetupError as exc:
             self.result.outcome, self.result.error = "setup_error", str(exc)
+            if isinstance(exc, PromptValueMissing):
+                self.result.unfilled = [u.key for u in self.package.unfilled(self.result.prompt_values)]
             self._ended = True
             return None
         self.result.timings["setup_s"] = time.perf_counter() - self._started_at

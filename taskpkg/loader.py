@@ -70,7 +70,7 @@ def load_package(root: Path) -> LoadResult:
     result.diagnostics.extend(_check_references(root, data, located))
     result.diagnostics.extend(_check_roles_and_scenes(data, located, document.body, document.body_first_line))
     if result.ok:
-        result.package = TaskPackage.from_frontmatter(root, data, document.body)
+        result.package = TaskPackage.from_frontmatter(root, data, document.body, document.body_first_line)
     return result
 
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from taskpkg.body import Section, render, split_sections
+from taskpkg.body import Section, placeholders, render, split_sections
 
 AGENT_KIND = "agent"
 DEFAULT_AGENT_ROLE = "agent"
@@ -65,6 +66,16 @@ class ScenePrompt:
 
 
 @dataclass(frozen=True)
+class Unfilled:
+    """A prompt placeholder the generator's values do not fill: its key, its line in task.md, and the printed key it
+    most likely meant (None when none is close)."""
+
+    key: str
+    line: int
+    guess: str | None
+
+
+@dataclass(frozen=True)
 class TaskPackage:
     """A package that passed parsing and cross-reference checks."""
 
@@ -86,9 +97,10 @@ class TaskPackage:
     roles: tuple[Role, ...]
     scenes: tuple[Scene, ...]
     body: str
+    body_first_line: int = 1  # the line of task.md the body starts on
 
     @classmethod
-    def from_frontmatter(cls, root: Path, data: dict, body: str) -> TaskPackage:
+    def from_frontmatter(cls, root: Path, data: dict, body: str, body_first_line: int = 1) -> TaskPackage:
         """Build from schema-valid frontmatter; defaults roles/scenes to one agent scene over the whole body."""
         roles = tuple(Role(r["name"], r["kind"], r.get("description", "")) for r in data.get("roles", ()))
         scenes = tuple(Scene(s["name"], s["role"], s["section"], s.get("max_turns")) for s in data.get("scenes", ()))
@@ -111,6 +123,7 @@ class TaskPackage:
             roles=roles or (Role(DEFAULT_AGENT_ROLE, AGENT_KIND),),
             scenes=scenes,
             body=body,
+            body_first_line=body_first_line,
         )
 
     @property
@@ -155,3 +168,10 @@ class TaskPackage:
             prompts.append(ScenePrompt(scene.name, scene.role, kinds[scene.role], render(text, values),
                                        scene.max_turns))
         return prompts
+
+    def unfilled(self, values: dict[str, object]) -> list[Unfilled]:
+        """Every `{{ instance.KEY }}` of the prompt that values do not fill, in order, with its task.md line."""
+        printed = [str(key) for key in values]
+        return [Unfilled(p.key, self.body_first_line + p.line - 1,
+                         next(iter(difflib.get_close_matches(p.key, printed, n=1, cutoff=0.6)), None))
+                for p in placeholders(self.body) if p.key is not None and p.key not in values]

@@ -43,7 +43,7 @@ def test_each_failure_names_its_rule_and_document_line(text: str, rule: str, lin
 
 
 def test_the_error_names_the_file_it_was_given() -> None:
-    with pytest.raises(FrontmatterError, match="elsewhere.md does not start"):
+    with pytest.raises(FrontmatterError, match=r"elsewhere\.md does not start"):
         split_frontmatter("no fence", "elsewhere.md")
 
 

@@ -67,8 +67,8 @@ def test_many_packages_are_linted_in_one_run_each_finding_in_its_own(tmp_path: P
 
 
 def test_a_package_outside_the_repository_is_judged_the_same(package: Path, tmp_path: Path) -> None:
-    (package / "instance" / "generate.py").write_text((package / "instance" / "generate.py").read_text()
-                                                      + "x = 1  # too long for the repository's 120 columns " + "." * 80 + "\n")
+    generator = package / "instance" / "generate.py"
+    generator.write_text(generator.read_text() + "x = 1  # longer than the repository's 120 columns " + "." * 80 + "\n")
     elsewhere = tmp_path / "far" / "away"
     shutil.copytree(package, elsewhere / package.name)
     (elsewhere / "ruff.toml").write_text("line-length = 200\n")  # a config near a package changes nothing

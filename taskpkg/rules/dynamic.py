@@ -162,10 +162,20 @@ ARENA709 = Rule(
 ARENA710 = Rule(
     "ARENA710", DYNAMIC, E, "instance setup fails",
     doc="Each instance is made by running the generator with `python3 -I` as root in `/workspace`; it must exit 0 "
-        "and print one JSON object holding every value the prompt names.",
+        "and print one JSON object holding every value the prompt names. A `{{ instance.KEY }}` the generator does "
+        "not print is shown at its line of task.md, with the printed key it most likely meant.",
     advice="Make the generator run with `python3 -I` as root in `/workspace` and print one JSON object.",
-    messages=one("instance {instance} could not be set up: {error}",
-                 "Run the generator by hand with ARENA_INSTANCE set and fix it."),
+    messages={
+        "": Message("instance {instance} could not be set up: {error}",
+                    "Run the generator by hand with ARENA_INSTANCE set and fix it."),
+        "placeholder": Message("the prompt uses {{{{ instance.{key} }}}} but the generator does not print '{key}' "
+                               "(it prints: {printed})",
+                               "Print '{key}' in the generator's JSON object, or use one of the keys it prints."),
+        "placeholder_guess": Message("the prompt uses {{{{ instance.{key} }}}} but the generator does not print "
+                                     "'{key}' (it prints: {printed})",
+                                     "Did you mean {{{{ instance.{guess} }}}}? Correct the placeholder, or print "
+                                     "'{key}' in the generator's JSON object."),
+    },
     failing=example(Replace(GENERATOR, "    numbers = build_instance",
                             "    raise SystemExit(4)\n    numbers = build_instance")),
     passing=example(Keep(GENERATOR, '    print(json.dumps({"count": len(numbers)}))')),

@@ -26,12 +26,12 @@ from taskpkg.rules.dynamic import (
     ARENA707,
     ARENA708,
     ARENA709,
-    ARENA710,
 )
 from taskpkg.rules.infrastructure import ARENA901
 from validators.agents import nop_agent, oracle_agent
 from validators.dynamic.leaks import scan_image
 from validators.dynamic.probes import PROBES
+from validators.dynamic.setup_errors import setup_findings
 
 NOP_FLOOR = 0.0
 DEFAULT_INSTANCES = 3
@@ -97,7 +97,7 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
         built = sandbox.image(package)
     except BuildFailed as exc:
         log = exc.log[-1500:] if exc.log else "(the engine sent no build output)"
-        return DynamicResult([ARENA701.found("environment/Dockerfile", problem=exc, log=log)], [])
+        return DynamicResult([ARENA701.found("environment/Dockerfile", exc.line, problem=exc, log=log)], [])
     planned = plan(package, pick_instances(package.instance_count, instances), probes)
     scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-leak-scan")
     leaks = scanner.submit(scan_image, sandbox.client, built.tag, package)
@@ -133,7 +133,7 @@ class _TrialRunner:
         self.sandbox = sandbox
         self.on_trial = on_trial
         self._shared: dict[int, Future[InitialState | None]] = {}
-        self._setup_errors: dict[int, str] = {}
+        self._setup_failed: dict[int, EpisodeResult] = {}
         self._lock = threading.Lock()
 
     def run(self, trial: PlannedTrial) -> EpisodeResult:
@@ -145,9 +145,12 @@ class _TrialRunner:
         else:
             state = self._shared_state(trial.instance).result()
             agent = trial.make_agent()
-            if state is None:
+            if state is None:  # the instance could not be made: the same failure as the episode that tried
+                failed = self._setup_failed.get(trial.instance)
                 result = EpisodeResult(self.package.name, trial.instance, agent.name, "setup_error",
-                                       error=self._setup_errors.get(trial.instance, "the instance was not made"))
+                                       error=failed.error if failed else "the instance was not made",
+                                       prompt_values=failed.prompt_values if failed else {},
+                                       unfilled=failed.unfilled if failed else [])
             elif trial.role == "nop":
                 result = self.sandbox.score_initial(self.package, state, agent.name)
             else:
@@ -162,7 +165,7 @@ class _TrialRunner:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(),
                                               share_initial=shared.set_result)
             if result.outcome == "setup_error":
-                self._setup_errors[trial.instance] = result.error or ""
+                self._setup_failed[trial.instance] = result
             return result
         finally:
             if not shared.done():
@@ -195,7 +198,7 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
     found: list[Diagnostic] = []
     trial_of = {"agent": result.agent, "instance": result.instance}
     if result.outcome == "setup_error":
-        found.append(ARENA710.found(package.generator, instance=result.instance, error=result.error))
+        found += setup_findings(package, result)
     elif result.outcome == "verifier_error":
         found.append(ARENA709.found("verifier.py", error=result.error, **trial_of))
     elif result.outcome == "agent_error":  # the arena's own scripted agent failed: not the package's fault
