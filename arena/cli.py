@@ -18,6 +18,7 @@ from arena.exit_codes import EPILOG, ExitCode
 from arena.explain_command import explain_command
 from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
+from arena.show_command import show_command
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import display_path, find_packages
 from taskpkg.domains import DOMAINS
@@ -161,7 +162,8 @@ def bot_command() -> None:
     run_bot()
 
 
-for command in (run_command, gc_command, explain_command, import_command, export_command, changed_command, site_group):
+for command in (run_command, show_command, gc_command, explain_command, import_command, export_command,
+                changed_command, site_group):
     cli.add_command(command)
 
 

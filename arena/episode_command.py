@@ -17,7 +17,7 @@ from agents.chat import ChatSettings, run_chat_episode
 from agents.models import SMALL_MODEL, ModelUnavailable
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.agent_interface import Agent
-from sandbox.cleanup import collect_garbage
+from sandbox.cleanup import collect_garbage, leftovers
 from sandbox.engine import EngineUnavailable, connect
 from sandbox.episode import EpisodeResult, Sandbox
 from sandbox.images import BuildFailed
@@ -145,13 +145,22 @@ def show_conversation(result: EpisodeResult, console: Console) -> None:
 
 @click.command(name="gc", epilog=EPILOG)
 @click.option("--images", "include_images", is_flag=True, help="Also remove cached environment images.")
-def gc_command(include_images: bool) -> None:
-    """Remove containers and snapshots the arena left behind (a crash, a kill -9)."""
+@click.option("--package", "package", metavar="NAME", help="Only what belongs to this package (its name).")
+@click.option("--dry-run", is_flag=True, help="List what would be removed, and remove nothing.")
+def gc_command(include_images: bool, package: str | None, dry_run: bool) -> None:
+    """Remove containers and snapshots the arena left behind (a crash, a kill -9): every package's, or one's."""
     try:
         client = connect()
     except EngineUnavailable as exc:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
-    removed = collect_garbage(client, include_images)
+    if dry_run:
+        found = leftovers(client, include_images, package=package)
+        for leftover in found:
+            click.echo(f"would remove {leftover.what} {leftover.id.removeprefix('sha256:')[:12]} ({leftover.kind}"
+                       f"{', ' + leftover.package if leftover.package else ''})")
+        click.echo(f"{len(found)} to remove; nothing removed (--dry-run)")
+        return
+    removed = collect_garbage(client, include_images, package=package)
     click.echo(f"removed {removed['containers']} container(s) and {removed['images']} image(s)"
                + (f"; {removed['failed']} could not be removed yet (in use), run again" if removed["failed"] else ""))

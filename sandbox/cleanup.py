@@ -1,40 +1,60 @@
-"""`arena gc`: remove every container and snapshot labelled by the arena, whoever left them."""
+"""`arena gc`: remove the containers and snapshots labelled by the arena (whoever left them), or list them first."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import docker
 from docker.errors import APIError, NotFound
 
-from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, LABEL_SESSION
+from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, LABEL_PACKAGE, LABEL_SESSION
 
 KEPT_KINDS = frozenset({"env-image"})  # cached builds, kept unless asked
 
 
-def collect_garbage(client: docker.DockerClient, include_images: bool = False, owner: str | None = None,
-                    session: str | None = None) -> dict[str, int]:
-    """Force-remove arena containers, then arena images (snapshots always; cached builds with include_images).
+@dataclass(frozen=True)
+class Leftover:
+    """An arena container or image: what it is (`container` or `image`), its id, the arena's kind label (agent,
+    snapshot, env-image, ...) and the package it belongs to."""
 
-    With `owner`, only what processes started with ARENA_OWNER=owner created; with `session`, only one Sandbox's.
-    """
-    removed = {"containers": 0, "images": 0, "failed": 0}
-    label = [f"{LABEL_MANAGED}=true"] + ([f"{LABEL_OWNER}={owner}"] if owner else []) + (
-        [f"{LABEL_SESSION}={session}"] if session else [])
+    what: str
+    id: str
+    kind: str
+    package: str
+
+
+def leftovers(client: docker.DockerClient, include_images: bool = False, owner: str | None = None,
+              session: str | None = None, package: str | None = None) -> list[Leftover]:
+    """Arena containers, then arena images (snapshots always; cached builds with include_images), optionally only
+    those of one owner (ARENA_OWNER), one Sandbox's session, or one package."""
+    label = [f"{LABEL_MANAGED}=true"] + [f"{name}={value}" for name, value in
+                                         ((LABEL_OWNER, owner), (LABEL_SESSION, session), (LABEL_PACKAGE, package))
+                                         if value]
+    found = []
     for container in client.containers.list(all=True, sparse=True, filters={"label": label}):
+        labels = container.attrs.get("Labels") or {}  # a sparse listing: no inspect per container
+        found.append(Leftover("container", container.id, labels.get(LABEL_KIND, "?"), labels.get(LABEL_PACKAGE, "")))
+    for image in client.images.list(filters={"label": label}):
+        kind = image.labels.get(LABEL_KIND, "?")
+        if kind not in KEPT_KINDS or include_images:
+            found.append(Leftover("image", image.id, kind, image.labels.get(LABEL_PACKAGE, "")))
+    return found
+
+
+def collect_garbage(client: docker.DockerClient, include_images: bool = False, owner: str | None = None,
+                    session: str | None = None, package: str | None = None) -> dict[str, int]:
+    """Force-remove what `leftovers` finds (containers first, so their images are free). Returns the counts of
+    containers and images removed, and of those that failed (still in use: the next run gets them)."""
+    removed = {"containers": 0, "images": 0, "failed": 0}
+    for leftover in leftovers(client, include_images, owner, session, package):
         try:
-            client.api.remove_container(container.id, force=True, v=True)
-            removed["containers"] += 1
+            if leftover.what == "container":
+                client.api.remove_container(leftover.id, force=True, v=True)
+            else:
+                client.images.remove(leftover.id, force=True)
+            removed[f"{leftover.what}s"] += 1
         except NotFound:
             pass
         except APIError:
-            removed["failed"] += 1
-    for image in client.images.list(filters={"label": label}):
-        if image.labels.get(LABEL_KIND) in KEPT_KINDS and not include_images:
-            continue
-        try:
-            client.images.remove(image.id, force=True)
-            removed["images"] += 1
-        except NotFound:
-            pass
-        except APIError:  # still in use by a container another process is removing: the next gc gets it
             removed["failed"] += 1
     return removed
