@@ -5,8 +5,9 @@ The bare script uses the docker CLI for `docker build`, one oracle run and one v
 instances, determinism, isolation, the tamper suite) in fresh containers. Both start cold: the package gets a unique
 marker in its Dockerfile's first RUN, so no layer past the base image is cached. Then `arena check` runs again warm
 (image cached). Cold runs are repeated (bare first, then arena, in each round) and medians reported, since a cold
-build's time varies with the package mirror. Also: one command round trip through the sandbox's channel against
-`docker exec` from the CLI.
+build's time varies with the package mirror. Also: one command round trip on the same container through the
+sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same SDK, a new exec per command) and
+against a `docker exec` CLI process.
 
     .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--rounds 3]
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import statistics
 import subprocess
@@ -28,12 +30,19 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sandbox.channel import Channel  # noqa: E402
+from sandbox.cleanup import collect_garbage  # noqa: E402
 from sandbox.containers import Tracker, start_container  # noqa: E402
-from sandbox.engine import connect, new_session_id  # noqa: E402
+from sandbox.engine import OWNER_VARIABLE, connect, new_session_id  # noqa: E402
 from sandbox.images import ensure_image  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
 
 ARENA = str(Path(sys.executable).parent / "arena")
+OWNER = os.environ.setdefault(OWNER_VARIABLE, f"bench-{uuid.uuid4().hex[:10]}")  # what this run makes carries it
+
+
+def clean_up() -> None:
+    """Remove this run's containers and images (its owner label's only: never another process's)."""
+    collect_garbage(connect(), include_images=True, owner=OWNER)
 
 
 def cold_copy(source: Path, into: Path) -> Path:
@@ -93,8 +102,9 @@ def arena_check(package_dir: Path, *extra: str) -> tuple[float, int]:
     return elapsed, len(report["packages"][0]["trials"])
 
 
-def round_trips(package_dir: Path, count: int) -> tuple[float, float]:
-    """Seconds per `true` through the sandbox's channel and through `docker exec` from the CLI."""
+def round_trips(package_dir: Path, count: int) -> tuple[float, float, float]:
+    """Seconds per `true` on one container: through the sandbox's channel, through docker-py's `exec_run` (the fair
+    baseline: the same SDK and connection, a new exec per command), and through a `docker exec` CLI process."""
     package = load_package(package_dir).package
     assert package is not None
     client = connect()
@@ -110,13 +120,18 @@ def round_trips(package_dir: Path, count: int) -> tuple[float, float]:
             channel.run("true", 10, cwd="/")
         ours = (time.perf_counter() - started) / count
         channel.close()
+        container.exec_run(["sh", "-c", "true"], user="1000:1000", workdir="/")
+        started = time.perf_counter()
+        for _ in range(count):
+            assert container.exec_run(["sh", "-c", "true"], user="1000:1000", workdir="/").exit_code == 0
+        sdk = (time.perf_counter() - started) / count
         started = time.perf_counter()
         for _ in range(max(1, count // 4)):
             sh("docker", "exec", "-u", "1000", container.id, "sh", "-c", "true")
         cli = (time.perf_counter() - started) / max(1, count // 4)
     finally:
         tracker.remove_all()
-    return ours, cli
+    return ours, sdk, cli
 
 
 def main() -> None:
@@ -141,9 +156,9 @@ def main() -> None:
         rerun_s, _ = arena_check(package_dir, "--no-cache")
         arena_check(package_dir)  # fills the results cache
         warm_s, _ = arena_check(package_dir)
-        sh(ARENA, "gc", "--images")
-        ours, cli = round_trips(args.package, args.round_trips)
-        sh(ARENA, "gc", "--images")
+        clean_up()
+        ours, sdk, cli = round_trips(args.package, args.round_trips)
+        clean_up()
     bare_s, cold_s, ratio = statistics.median(bare_times), statistics.median(cold_times), statistics.median(ratios)
     print(f"package:                     {args.package.name}")
     print(f"bare script (cold, 1 trial): {bare_s:6.2f} s  (median of {args.rounds}; oracle reward {reward})")
@@ -153,8 +168,9 @@ def main() -> None:
     print(f"ratio cold arena / bare:     {ratio:.2f}x (median of the rounds' ratios; range {min(ratios):.2f}-"
           f"{max(ratios):.2f}) with {trials}x the trials (target <= 1.5x, >= 6x)")
     print(f"ratio warm / cold:           {warm_s / cold_s:.2f}  (image cached, trials rerun: {rerun_s / cold_s:.2f})")
-    print(f"command round trip: channel {ours * 1000:.2f} ms, docker exec CLI {cli * 1000:.1f} ms "
-          f"({cli / ours:.0f}x faster)")
+    print(f"command round trip: channel {ours * 1000:.2f} ms; docker-py exec_run {sdk * 1000:.2f} ms "
+          f"(the fair baseline: channel {sdk / ours:.1f}x faster); docker exec CLI {cli * 1000:.1f} ms "
+          f"(channel {cli / ours:.0f}x faster)")
 
 
 if __name__ == "__main__":

@@ -1,8 +1,14 @@
-"""Benchmark: static-check 1,000 generated packages against the bare cost of reading them.
+"""Benchmark: the arena's static check against the bare cost of reading the same packages, on the same cores.
 
-The floor is what any checker must pay: read task.md, YAML-load the frontmatter (PyYAML's C loader) and validate it
-against the JSON Schema with a pre-compiled validator. The arena's static check does that plus every file, Dockerfile,
-verifier and oracle check. Prints both times and their ratio (target: at most 2x).
+The packages vary: each is one of the bundled environments or the scaffold (filled in, also with two scenes), renamed,
+with a different number of extra data files, Dockerfile lines and prompt paragraphs, so no two are the same bytes and
+sizes range from a few KiB to the largest bundled package.
+
+The floor is what any checker must pay: read every file of the package once, split task.md's frontmatter, load it
+with PyYAML's C loader and validate it against the JSON Schema with a pre-compiled validator. The second floor adds
+what the repository's CI runs on package Python (one ruff run over the same files, as `arena check` does). Both floors
+and the arena run on the same number of processes: one core, then every core (the floors spread over a process pool
+exactly as `arena check` spreads packages). Prints times and like-for-like ratios (target: at most 2x).
 
     .venv/bin/python bench/static_check.py [--packages 1000]
 """
@@ -12,54 +18,87 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import yaml
 from jsonschema import Draft202012Validator
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-from taskpkg.schema import task_schema
-from tests.support.packages import make_valid_package
-from validators.static import run_static_checks_many
+from taskpkg.schema import task_schema  # noqa: E402
+from tests.support.packages import make_two_scene_package, make_valid_package  # noqa: E402
+from validators.static import run_static_checks_many  # noqa: E402
+from validators.static.files import walk  # noqa: E402
+from validators.static.lint import linted_files, ruff_command  # noqa: E402
+
+_VALIDATOR: Draft202012Validator | None = None
+
+
+def templates(root: Path) -> list[Path]:
+    """The package shapes the benchmark varies: every bundled environment, the scaffold, and a two-scene package."""
+    bundled = sorted(p for p in (ROOT / "environments").iterdir() if (p / "task.md").is_file())
+    made = [make_valid_package(root / "a", "bench-scaffold"), make_two_scene_package(root / "b", "bench-scenes")]
+    return bundled + made
 
 
 def generate(root: Path, count: int) -> list[Path]:
-    """Make count distinct valid packages (the scaffold, filled in, under different names)."""
-    template = make_valid_package(root / "template", "bench-template")
+    """count distinct, varied, valid packages."""
+    shapes = templates(root / "templates")
     packages = []
     for index in range(count):
-        name = f"bench-package-{index:04d}"
+        source = shapes[index % len(shapes)]
+        name = f"bench-{index:04d}-{source.name}"[:60].rstrip("-")
         target = root / "environments" / name
-        shutil.copytree(template, target)
+        shutil.copytree(source, target, ignore=shutil.ignore_patterns("__pycache__"))
         task = target / "task.md"
-        task.write_text(task.read_text().replace("name: bench-template", f"name: {name}"))
+        text = task.read_text().replace(f"name: {source.name}\n", f"name: {name}\n", 1)
+        task.write_text(text + "\n" + "Work carefully and check every figure twice.\n" * (index % 7))
+        for extra in range(index % 5):
+            (target / "environment" / f"reference-{extra}.csv").write_text(
+                "id,amount\n" + "".join(f"{row},{row * 3 + index}\n" for row in range(20 * (extra + 1))))
+        dockerfile = target / "environment" / "Dockerfile"
+        lines = [f"COPY reference-{extra}.csv /opt/reference/" for extra in range(index % 5)]
+        dockerfile.write_text(dockerfile.read_text().replace("WORKDIR", "\n".join([*lines, "WORKDIR"]), 1))
         packages.append(target)
     return packages
 
 
-def floor(packages: list[Path], every_file: bool) -> float:
-    """The bare cost of reading packages: YAML load + schema validation of task.md, and (every_file) the bytes of
-    every other file, which any checker must read at least once."""
-    validator = Draft202012Validator(task_schema())
+def _floor_one(package: Path) -> None:
+    global _VALIDATOR
+    if _VALIDATOR is None:
+        _VALIDATOR = Draft202012Validator(task_schema())
+    for folder, _, names in os.walk(package):
+        for name in names:
+            with open(os.path.join(folder, name), "rb") as handle:
+                handle.read()
+    text = (package / "task.md").read_text(encoding="utf-8")
+    _VALIDATOR.validate(yaml.load(text.split("---\n", 2)[1], Loader=yaml.CSafeLoader))
+
+
+def floor(packages: list[Path], workers: int, lint: bool) -> float:
+    """The floor on `workers` processes (a pool spread like run_static_checks_many's), plus one ruff run if lint."""
     started = time.perf_counter()
-    for package in packages:
-        if every_file:
-            for folder, _, names in os.walk(package):
-                for name in names:
-                    with open(os.path.join(folder, name), "rb") as handle:
-                        handle.read()
-        text = (package / "task.md").read_text(encoding="utf-8")
-        data = yaml.load(text.split("---\n", 2)[1], Loader=yaml.CSafeLoader)
-        validator.validate(data)
+    if workers <= 1:
+        for package in packages:
+            _floor_one(package)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(_floor_one, packages, chunksize=max(1, len(packages) // (workers * 8))))
+    if lint:
+        files = [str(p / f) for p in packages for f in linted_files(walk(p))]
+        subprocess.run(ruff_command(files), capture_output=True, check=True,
+                       env={**os.environ, "RAYON_NUM_THREADS": str(workers)})
     return time.perf_counter() - started
 
 
-def arena(packages: list[Path], workers: int = 1) -> float:
-    """The full static check, on one core or spread over `workers` processes as `arena check` does."""
+def arena(packages: list[Path], workers: int) -> float:
+    """The full static check (the lint included) on `workers` processes, as `arena check --static` runs it."""
     started = time.perf_counter()
     reports = run_static_checks_many(packages, workers=workers)
     assert all(r.passed for r in reports), [r.to_dict() for r in reports if not r.passed][:1]
@@ -69,24 +108,29 @@ def arena(packages: list[Path], workers: int = 1) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--packages", type=int, default=1000)
+    parser.add_argument("--repeats", type=int, default=3, help="best of this many runs of each side")
     args = parser.parse_args()
+    cores = os.cpu_count() or 1
     with tempfile.TemporaryDirectory() as folder:
         packages = generate(Path(folder), args.packages)
-        floor(packages[:50], True), arena(packages[:50])  # warm caches and imports
-        bare = min(floor(packages, False) for _ in range(3))
-        reading = min(floor(packages, True) for _ in range(3))
-        serial = min(arena(packages) for _ in range(3))
-        cores = os.cpu_count() or 1
-        parallel = min(arena(packages, cores) for _ in range(3))
+        sizes = sorted(sum(f.stat().st_size for f in p.rglob("*") if f.is_file()) for p in packages)
+        floor(packages[:20], 1, True), arena(packages[:20], 1)  # warm caches and imports
+        rows = []
+        for workers in sorted({1, cores}):
+            os.environ["RAYON_NUM_THREADS"] = str(workers)  # ruff's threads, inside the arena too
+            bare = min(floor(packages, workers, False) for _ in range(args.repeats))
+            linted = min(floor(packages, workers, True) for _ in range(args.repeats))
+            ours = min(arena(packages, workers) for _ in range(args.repeats))
+            rows.append((workers, bare, linted, ours))
+        os.environ.pop("RAYON_NUM_THREADS", None)
     per = 1000 / len(packages)
-    print(f"packages:                          {len(packages)}")
-    print(f"floor: task.md YAML + schema:      {bare * per:.3f} ms/package  ({bare:.2f} s)")
-    print(f"floor: + reading every file:       {reading * per:.3f} ms/package  ({reading:.2f} s)")
-    print(f"arena static check, one core:      {serial * per:.3f} ms/package  ({serial:.2f} s)")
-    print(f"arena check --static, {cores} core(s):   {parallel * per:.3f} ms/package  ({parallel:.2f} s)")
-    print(f"ratio one core / task.md floor:    {serial / bare:.2f}x")
-    print(f"ratio one core / reading floor:    {serial / reading:.2f}x")
-    print(f"ratio arena check / reading floor: {parallel / reading:.2f}x  (target <= 2.0x)")
+    print(f"packages: {len(packages)} varied (sizes {sizes[0] // 1024}-{sizes[-1] // 1024} KiB, "
+          f"median {sizes[len(sizes) // 2] // 1024} KiB); best of {args.repeats}")
+    for workers, bare, linted, ours in rows:
+        print(f"{workers} core(s): floor {bare * per:.3f} ms/package, floor + lint {linted * per:.3f}, "
+              f"arena check --static {ours * per:.3f}")
+        print(f"  ratio arena / floor:        {ours / bare:.2f}x  (target <= 2.0x)")
+        print(f"  ratio arena / floor + lint: {ours / linted:.2f}x")
 
 
 if __name__ == "__main__":

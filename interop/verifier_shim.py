@@ -51,6 +51,7 @@ _TEMPLATE = '''"""Verifier written by `arena import` for a {name} task: it runs 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -122,10 +123,8 @@ def run(script: Path) -> tuple[int, str]:
             status = process.wait(timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:
             status = None
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         process.wait()
     if status is None:
         raise VerifierError(TEST_SCRIPT + " ran longer than " + str(TIMEOUT_S) + " s")

@@ -18,7 +18,15 @@ pytest_plugins = ("tests.conftest_github",)
 # and the cleanup below see this run's resources only, never another process's on the same engine.
 OWNER = os.environ.setdefault(OWNER_VARIABLE, f"pytest-{uuid.uuid4().hex[:10]}")
 # Dynamic results this run caches stay in this run: tests never reuse results of an earlier run.
-os.environ.setdefault("ARENA_CACHE_DIR", tempfile.mkdtemp(prefix="arena-test-cache-"))
+os.environ.setdefault("ARENA_CHECK_CACHE", tempfile.mkdtemp(prefix="arena-test-cache-"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tier the suite: every test that uses the engine fixture (directly or through another fixture) is marked
+    `engine`, so `-m "not engine and not slow"` is the fast tier that needs no Docker."""
+    for item in items:
+        if "engine" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.engine)
 
 
 def arena_resources(client: object, owner: str = OWNER) -> tuple[list, list]:

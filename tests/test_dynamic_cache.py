@@ -33,7 +33,7 @@ def test_key_changes_with_any_byte_the_engine_or_the_settings(tmp_path: Path) ->
 
 
 def test_damaged_entries_count_as_absent(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ARENA_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("ARENA_CHECK_CACHE", str(tmp_path))
     assert load("missing") is None
     (tmp_path / "broken.json").write_text("{not json")
     assert load("broken") is None

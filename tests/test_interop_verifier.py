@@ -42,7 +42,11 @@ def test_oracle_scores_one_and_doing_nothing_scores_zero(tmp_path: Path, fixture
 
 
 @pytest.mark.parametrize("fixture", [f for f in SOLVABLE if f.startswith("harbor/")])
-def test_the_fixtures_score_the_same_under_harbor_itself(tmp_path: Path, fixture: str) -> None:
+def test_the_fixtures_score_the_same_under_harbors_verifier_protocol(tmp_path: Path, fixture: str) -> None:
+    """Not Harbor's own code (which needs its Docker environments): Harbor's verifier protocol replayed in a
+    minibox by tests/fixtures/interop/episodes.py's harbor_episode (the Dockerfile's WORKDIR and COPY,
+    solution/solve.sh, tests/test.sh, then reward.json over reward.txt). Harbor itself loads exported tasks in
+    tests/test_interop_harbor_loader.py."""
     assert harbor_episode(Minibox(tmp_path / "solved"), FIXTURES / fixture).reward == 1.0
     assert harbor_episode(Minibox(tmp_path / "idle"), FIXTURES / fixture, solve=False).reward == 0.0
 

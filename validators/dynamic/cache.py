@@ -18,13 +18,14 @@ from taskpkg.digest import tree_digest
 from taskpkg.model import TaskPackage
 
 CACHE_VERSION = 1
+CACHE_VARIABLE = "ARENA_CHECK_CACHE"  # this cache only (scripts/ensure-engine's rootfs cache is ARENA_ROOTFS_CACHE)
 _CODE_PACKAGES = ("sandbox", "validators", "taskpkg")
 
 
 def cache_dir() -> Path:
-    """Where results are kept: $ARENA_CACHE_DIR, else $XDG_CACHE_HOME/posttrain-arena/checks."""
-    if os.environ.get("ARENA_CACHE_DIR"):
-        return Path(os.environ["ARENA_CACHE_DIR"])
+    """Where results are kept: $ARENA_CHECK_CACHE, else $XDG_CACHE_HOME/posttrain-arena/checks."""
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE])
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "posttrain-arena" / "checks"
 
 
