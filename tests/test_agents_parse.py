@@ -43,6 +43,7 @@ def test_any_text_parses_without_raising(text: str) -> None:
     assert all(isinstance(c.name, str) for c in reply.tool_calls)
 
 
+@pytest.mark.slow  # imports TRL (and torch)
 def test_well_formed_calls_read_the_same_as_trl_reads_them() -> None:
     from transformers import AutoTokenizer
     from trl.chat_template_utils import add_response_schema, parse_response

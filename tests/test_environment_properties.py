@@ -22,6 +22,8 @@ import pytest
 
 from tests.support.host_episode import frontmatter, generate, reward_of, snapshot, solved, variant
 
+pytestmark = pytest.mark.slow  # every bundled environment run on the host, many times
+
 ENVIRONMENTS = Path(__file__).resolve().parent.parent / "environments"
 BUNDLED = sorted(p for p in ENVIRONMENTS.iterdir() if (p / "task.md").is_file())
 # The files an agent writes (or rewrites) as its answer, by environment: a new environment must be added here.

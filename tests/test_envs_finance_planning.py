@@ -31,6 +31,8 @@ from tests.support.host_episode import (
     write_json,
 )
 
+pytestmark = pytest.mark.slow  # each environment run on the host over many instances
+
 ROOT = Path(__file__).resolve().parent.parent
 LEDGER = ROOT / "environments" / "ledger-reconciliation"
 SHIFTS = ROOT / "environments" / "shift-scheduling"

@@ -17,6 +17,8 @@ import pytest
 
 from tests.support.host_episode import generate, load_generator, reward_of, run_oracle, solved, variant, write_json
 
+pytestmark = pytest.mark.slow  # each environment run on the host over many instances
+
 ROOT = Path(__file__).resolve().parent.parent
 AUTH = ROOT / "environments" / "auth-log-forensics"
 REFUND = ROOT / "environments" / "refund-desk"

@@ -24,6 +24,8 @@ from taskpkg.loader import load_package
 from tests.support.packages import make_valid_package
 from tests.test_interop_roundtrip import multi_scene
 
+pytestmark = pytest.mark.slow  # installs Harbor from PyPI on first use, then runs it
+
 HARBOR = "harbor==0.26.0"
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = Path(os.environ.get("POSTTRAIN_ARENA_CACHE", Path.home() / ".cache" / "posttrain-arena")) / "harbor-venv"

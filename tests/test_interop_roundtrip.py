@@ -81,6 +81,7 @@ def test_the_export_reads_as_the_package_says(tmp_path: Path) -> None:
 
 
 @needs_minibox
+@pytest.mark.slow  # whole episodes in a minibox
 @pytest.mark.parametrize("solve", [True, False])
 def test_verifier_behaviour_is_the_same_in_all_three(tmp_path: Path, solve: bool) -> None:
     for package in packages(tmp_path):

@@ -23,7 +23,8 @@ OPTIONS = {"room-plan": {"github": "ada-l"}, "rota-plan": {"github": "nick-examp
 SOLVABLE = ["harbor/invoice-total", "harbor/room-plan", "harbor/claim-review", "benchflow/dose-check",
             "benchflow/rota-plan", "benchflow/refund-triage"]
 
-pytestmark = pytest.mark.skipif(available() is not None, reason=f"no minibox here: {available()}")
+pytestmark = [pytest.mark.skipif(available() is not None, reason=f"no minibox here: {available()}"),
+              pytest.mark.slow]  # whole episodes in a minibox
 
 
 def imported(tmp_path: Path, fixture: str) -> Path:
