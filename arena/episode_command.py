@@ -57,16 +57,7 @@ def run_command(path: Path, agent_name: str, instance: int, output_format: str, 
                 model_name: str | None, adapter: str | None, max_new_tokens: int, temperature: float,
                 seed: int) -> None:
     """Run one episode of a scripted agent or a model on one instance; show its transcript and reward."""
-    loaded = load_package(path)
-    if loaded.package is None:
-        for d in loaded.diagnostics:
-            click.echo(f"{d.severity.value} {d.check_id} {d.location()}: {d.message}", err=True)
-        click.echo(f"arena: {path} does not load; run `arena check --static {path}`", err=True)
-        sys.exit(ExitCode.CHECK_FAILED)
-    package = loaded.package
-    if instance >= package.instance_count:
-        raise click.BadParameter(f"{package.name} has instances 0..{package.instance_count - 1}",
-                                 param_hint="--instance")
+    package = package_and_instance(path, instance)
     settings = ChatSettings(Sampling(max_new_tokens=max_new_tokens, temperature=temperature, seed=seed))
     try:
         backend = open_backend(model_spec, served_name=model_name, adapter=adapter) if agent_name == "model" else None
@@ -91,6 +82,21 @@ def run_command(path: Path, agent_name: str, instance: int, output_format: str, 
     else:
         show_episode(result, Console())
     sys.exit(ExitCode.OK if result.outcome == "scored" else ExitCode.CHECK_FAILED)
+
+
+def package_and_instance(path: Path, instance: int) -> TaskPackage:
+    """The package at path, for a command on one of its instances; exits 1 (its findings shown) when it does not
+    load, and is a usage error for an instance it does not have."""
+    loaded = load_package(path)
+    if loaded.package is None:
+        for d in loaded.diagnostics:
+            click.echo(f"{d.severity.value} {d.check_id} {d.location()}: {d.message}", err=True)
+        click.echo(f"arena: {path} does not load; run `arena check --static {path}`", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    if instance >= loaded.package.instance_count:
+        raise click.BadParameter(f"{loaded.package.name} has instances 0..{loaded.package.instance_count - 1}",
+                                 param_hint="--instance")
+    return loaded.package
 
 
 def episode_json(result: EpisodeResult) -> dict:

@@ -15,13 +15,13 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from arena.episode_command import package_and_instance
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable
 from sandbox.episode import Sandbox
 from sandbox.images import BuildFailed
 from sandbox.instance_view import InstanceView, view_instance
 from sandbox.instances import SetupError
-from taskpkg.loader import load_package
 
 
 @click.command(name="show", epilog=EPILOG)
@@ -33,16 +33,7 @@ from taskpkg.loader import load_package
 def show_command(path: Path, instance: int, out: Path | None, output_format: str) -> None:
     """Make one instance in the sandbox and show what the agent starts with: the prompt, scene by scene, with the
     generator's values filled in, and the files in /workspace."""
-    loaded = load_package(path)
-    if loaded.package is None:
-        for d in loaded.diagnostics:
-            click.echo(f"{d.severity.value} {d.check_id} {d.location()}: {d.message}", err=True)
-        click.echo(f"arena: {path} does not load; run `arena check --static {path}`", err=True)
-        sys.exit(ExitCode.CHECK_FAILED)
-    package = loaded.package
-    if instance >= package.instance_count:
-        raise click.BadParameter(f"{package.name} has instances 0..{package.instance_count - 1}",
-                                 param_hint="--instance")
+    package = package_and_instance(path, instance)
     with tempfile.TemporaryDirectory(prefix="arena-show-") as scratch:
         try:
             with Sandbox() as sandbox:

@@ -11,6 +11,7 @@ import pytest
 
 from sandbox.cleanup import collect_garbage
 from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, OWNER_VARIABLE, EngineUnavailable, connect
+from sandbox.episode import Sandbox
 
 pytest_plugins = ("tests.conftest_github",)
 
@@ -49,6 +50,13 @@ def engine() -> Iterator[object]:
         pytest.skip(str(exc))
     yield client
     client.close()
+
+
+@pytest.fixture(scope="module")
+def sandbox(engine: object) -> Iterator[Sandbox]:
+    """A Sandbox on the real engine for one test module; everything it made is removed after the module."""
+    with Sandbox(engine) as box:  # type: ignore[arg-type]
+        yield box
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -4,7 +4,6 @@ engine's output without terminal codes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,12 +12,6 @@ from sandbox.episode import Sandbox
 from taskpkg.loader import load_package
 from tests.support.packages import edit, make_valid_package
 from validators.dynamic import run_dynamic_checks
-
-
-@pytest.fixture(scope="module")
-def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
-        yield box
 
 
 @pytest.fixture

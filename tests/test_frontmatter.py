@@ -78,7 +78,7 @@ def test_any_text_reads_or_fails_with_a_located_frontmatter_error(text: str) -> 
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.dictionaries(st.from_regex(r"[a-z][a-z_]{0,8}", fullmatch=True),
+@given(st.dictionaries(st.from_regex(r"k_[a-z_]{0,8}", fullmatch=True),  # never a YAML word such as `off`
                        st.one_of(st.integers(-10**6, 10**6), st.from_regex(r"[A-Za-z][A-Za-z ]{0,12}", fullmatch=True)),
                        min_size=1, max_size=6),
        st.text(alphabet=string.ascii_letters + " \n#-", max_size=80))
