@@ -209,8 +209,8 @@ def _copied(instruction: Instruction) -> Copied | None:
     absolute = posixpath.normpath(posixpath.join(instruction.workdir, destination))
     inline = instruction.heredocs[0] if instruction.heredocs else None
     sources = tuple(posixpath.normpath(w.lstrip("/")) for w in words[:-1] if not HEREDOC.fullmatch(w))
-    into_folder = destination.endswith("/") or len(sources) + len(instruction.heredocs) > 1 or (
-        any(ch in s for s in sources for ch in "*?["))
+    into_folder = (destination.endswith(("/", "/.")) or destination == "." or absolute == instruction.workdir
+                   or len(sources) + len(instruction.heredocs) > 1 or any(ch in s for s in sources for ch in "*?["))
     return Copied(sources, absolute, into_folder, inline, instruction.line)
 
 

@@ -99,6 +99,12 @@ def test_copied_script_that_run_executes_is_followed(package: Path) -> None:
         found[1][3]
 
 
+def test_a_script_copied_into_the_working_directory_is_followed(package: Path) -> None:
+    found = with_dockerfile(package, "WORKDIR /opt/setup\nCOPY install.sh .\nRUN ./install.sh && sh install.sh",
+                            {"install.sh": "pip install pyyaml\n"})
+    assert [(i, f, n) for i, f, n, _ in found] == [("ARENA403", "environment/install.sh", 1)]
+
+
 def test_a_script_no_run_executes_is_only_checked_for_downloads(package: Path) -> None:
     found = with_dockerfile(package, "COPY tools/ /opt/tools/", {"tools/setup/setup.sh": "pip install numpy\n"})
     assert found == []
