@@ -7,10 +7,12 @@ import ast
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.support.packages import make_valid_package
 from validators.static import run_static_checks
-from validators.static.determinism import scan
+from validators.static.determinism import may_be_nondeterministic, scan
 
 FLAGGED = {
     "import random\nrandom.shuffle(rows)": ("global", "random.shuffle()"),
@@ -50,6 +52,26 @@ CLEAN = {
 @pytest.mark.parametrize("source", sorted(FLAGGED))
 def test_each_kind_is_found_with_the_call_named(source: str) -> None:
     assert [(case, call) for _, case, call in scan(ast.parse(source))] == [FLAGGED[source]]
+    assert may_be_nondeterministic(source)  # the textual pre-check lets it through to the syntax tree
+
+
+IMPORTS = ["import random", "import random as r", "if True: import uuid", "x = 1; import time", "from random import shuffle, Random", "import time",
+           "from time import time as now", "import datetime as dt", "from datetime import datetime, date",
+           "import uuid", "from uuid import uuid4", "import numpy as np", "from numpy import random as npr",
+           "import os", "import secrets", "from mylib import hash"]
+CALLS = ["random.shuffle(x)", "r.Random()", "r.Random(7)", "shuffle(x)", "Random(None)", "Random(seed)", "time.time()",
+         "now()", "t = time.time() - start", "dt.date.today()", "dt.time(1)", "datetime.now()", "date(2024, 1, 1)",
+         "uuid.uuid4()", "uuid.uuid5(ns, 'x')", "uuid4()", "np.random.shuffle(a)", "np.random.default_rng()",
+         "npr.default_rng(3)", "os.urandom(4)", "os.path.join('a')", "secrets.choice(x)", "hash('x')",
+         "rng.shuffle(x)", "x = cal.today()"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(IMPORTS), max_size=4), st.lists(st.sampled_from(CALLS), min_size=1, max_size=4))
+def test_the_pre_check_never_hides_a_finding(imports: list[str], calls: list[str]) -> None:
+    source = "\n".join([*imports, "", "def f(x, a, ns, rng, cal, start, seed):", *(f"    {c}" for c in calls)])
+    if scan(ast.parse(source)):
+        assert may_be_nondeterministic(source), source
 
 
 @pytest.mark.parametrize("name", sorted(CLEAN))

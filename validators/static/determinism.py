@@ -9,6 +9,7 @@ only that way) is not data.
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -31,7 +32,17 @@ CLOCK = {("time", "time"), ("time", "time_ns"), ("time", "localtime"), ("time", 
 GIVEN_TIME = {"localtime": 1, "gmtime": 1, "ctime": 1, "asctime": 1, "strftime": 2}  # arguments that make them pure
 UUIDS = frozenset({"uuid1", "uuid4"})
 SYSTEM = {("random", "SystemRandom"), ("os", "urandom"), ("os", "getrandom")}
-TRIGGER_WORDS = ("random", "time", "date", "uuid", "hash", "secrets")  # a file with none of them is not parsed
+CALLS_BY_MODULE = {  # what scan looks for, by the module a name comes from (for the textual pre-check)
+    "random": SHARED_RNG | {"SystemRandom"}, "numpy": NUMPY_SHARED, "os": {"urandom", "getrandom"},
+    "time": {n for m, n in CLOCK if m == "time"}, "datetime": {n for m, n in CLOCK if m != "time"}, "uuid": UUIDS,
+}
+SEEDABLE_CALL = r"(?:Random|default_rng|RandomState|Generator)\s*\(\s*(?:None\s*)?\)"  # only without a seed
+# Each pattern starts with a literal, so the regex engine skips ahead to it; what must precede is checked in Python.
+_IMPORT = re.compile(r"import[ \t]+([^\n#;]+)")
+_FROM = re.compile(r"from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)")
+_HASH = re.compile(r"hash\s*\(")
+_CANDIDATE = re.compile(rf"\.\s*({'|'.join(sorted(set().union(*CALLS_BY_MODULE.values()) | GENERATORS))})"
+                        r"\s*\((\s*(?:None\s*)?\))?")  # `.shuffle(`; group 2: called without a seed
 
 
 @dataclass
@@ -123,14 +134,88 @@ def check_determinism(tree: PackageTree, package: TaskPackage) -> list[Diagnosti
     found: list[Diagnostic] = []
     for relative in _watched(tree, package):
         file = tree.by_path[relative]
-        if file.text is None or not any(word in file.text for word in TRIGGER_WORDS):
+        if file.text is None or not may_be_nondeterministic(file.text):
             continue
         try:
-            syntax = ast.parse(file.text, filename=relative)
+            syntax = file.syntax()
         except (SyntaxError, ValueError):
-            continue  # the verifier's syntax is ARENA501's; a broken generator fails instance setup (ARENA710)
+            continue  # ARENA501 (the verifier) and ARENA008 (any other file) report broken syntax
         found += [ARENA301.found(relative, line, case=case, call=call) for line, case, call in scan(syntax)]
     return found
+
+
+def may_be_nondeterministic(text: str) -> bool:
+    """A textual pre-check that never misses what `scan` finds: `hash(`, anything from `secrets`, or a call of a
+    function scan looks for through a name the file imports (a module, or a name from it). Most files then need no
+    syntax tree at all."""
+    if any(not _after_name_or_dot(text, m.start()) for m in _HASH.finditer(text)):
+        return True
+    names = _imported_names(text)
+    if any(module == "secrets" for module, _ in names.values()):
+        return True
+    for match in _CANDIDATE.finditer(text):  # `.name(`: then is what comes before it an imported module?
+        module = names.get(_head_before(text, match.start()) or "", (None, None))[0]
+        name, unseeded = match.group(1), match.group(2) is not None
+        if module and (name in CALLS_BY_MODULE[module] or (name in GENERATORS and unseeded)):
+            return True
+    bare = [re.escape(local) + (r"\s*\(" if name in CALLS_BY_MODULE[module] else r"\s*\(\s*(?:None\s*)?\)")
+            for local, (module, name) in names.items() if name in CALLS_BY_MODULE[module] or name in GENERATORS]
+    return bool(bare) and re.search(rf"(?<![\w.])(?:{'|'.join(bare)})", text) is not None
+
+
+def _starts_statement(text: str, index: int) -> bool:
+    """Whether a statement may start at index: only indentation, or a `:` or `;`, precedes it on its line."""
+    before = text[text.rfind("\n", 0, index) + 1:index].rstrip(" \t")
+    return not before or before.endswith((":", ";"))
+
+
+def _after_name_or_dot(text: str, index: int) -> bool:
+    """Whether index continues a name or an attribute (`rehash(`, `x.hash(`), so it is not the builtin."""
+    return index > 0 and (text[index - 1].isalnum() or text[index - 1] in "_.")
+
+
+def _head_before(text: str, end: int) -> str | None:
+    """The first name of the dotted chain that ends at `end` (`np` of `np.random` before `.shuffle(`), or None."""
+    head = None
+    while True:
+        start = end
+        while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            start -= 1
+        if start == end:
+            return head
+        head = text[start:end]
+        before = start
+        while before and text[before - 1] in " \t":
+            before -= 1
+        if not before or text[before - 1] != ".":
+            return head
+        end = before - 1
+        while end and text[end - 1] in " \t":
+            end -= 1
+
+
+def _imported_names(text: str) -> dict[str, tuple[str, str | None]]:
+    """Local name -> (module, imported name or None for the module itself), for every import of a module scan knows,
+    read from the text."""
+    names: dict[str, tuple[str, str | None]] = {}
+    for match in _IMPORT.finditer(text):
+        if not _starts_statement(text, match.start()):
+            continue
+        for part in match.group(1).split(","):
+            module, _, alias = part.strip().partition(" as ")
+            top = module.split(".")[0].strip()
+            if top in CALLS_BY_MODULE or top == "secrets":
+                names[alias.strip() or top] = (top, None)
+    for match in _FROM.finditer(text):
+        if not _starts_statement(text, match.start()):
+            continue
+        top = match.group(1).split(".")[0]
+        if top in CALLS_BY_MODULE or top == "secrets":
+            for part in match.group(2).strip("()").split(","):
+                name, _, alias = (item.strip() for item in part.partition(" as "))
+                if name:
+                    names[alias or name] = (top, name)
+    return names
 
 
 def _watched(tree: PackageTree, package: TaskPackage) -> list[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import re
@@ -61,6 +62,21 @@ class PackageFile:
     def digest(self) -> str:
         """SHA-256 of the file's bytes."""
         return hashlib.sha256(self.data).hexdigest()
+
+    def syntax(self) -> ast.Module:
+        """The file's Python syntax tree, parsed once for every check that reads it. Raises SyntaxError or
+        ValueError (NUL bytes) as ast.parse does."""
+        parsed = self._parsed
+        if isinstance(parsed, ast.Module):
+            return parsed
+        raise parsed
+
+    @cached_property
+    def _parsed(self) -> ast.Module | SyntaxError | ValueError:
+        try:
+            return ast.parse(self.data, filename=self.relative)
+        except (SyntaxError, ValueError) as exc:
+            return exc
 
 
 @dataclass

@@ -35,7 +35,7 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
         return []
     source = file.data
     try:
-        syntax = ast.parse(source, filename=VERIFIER)
+        syntax = file.syntax()
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
         return [ARENA501.found(VERIFIER, line, getattr(exc, "offset", None), problem=getattr(exc, "msg", exc))]
