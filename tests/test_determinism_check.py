@@ -55,10 +55,11 @@ def test_each_kind_is_found_with_the_call_named(source: str) -> None:
     assert may_be_nondeterministic(source)  # the textual pre-check lets it through to the syntax tree
 
 
-IMPORTS = ["import random", "import random as r", "if True: import uuid", "x = 1; import time", "from random import shuffle, Random", "import time",
-           "from time import time as now", "import datetime as dt", "from datetime import datetime, date",
-           "import uuid", "from uuid import uuid4", "import numpy as np", "from numpy import random as npr",
-           "import os", "import secrets", "from mylib import hash"]
+IMPORTS = ["import random", "import random as r", "if True: import uuid", "x = 1; import time",
+           "from random import shuffle, Random", "import time", "from time import time as now",
+           "import datetime as dt", "from datetime import datetime, date", "import uuid", "from uuid import uuid4",
+           "import numpy as np", "from numpy import random as npr", "import os", "import secrets",
+           "from mylib import hash"]
 CALLS = ["random.shuffle(x)", "r.Random()", "r.Random(7)", "shuffle(x)", "Random(None)", "Random(seed)", "time.time()",
          "now()", "t = time.time() - start", "dt.date.today()", "dt.time(1)", "datetime.now()", "date(2024, 1, 1)",
          "uuid.uuid4()", "uuid.uuid5(ns, 'x')", "uuid4()", "np.random.shuffle(a)", "np.random.default_rng()",
