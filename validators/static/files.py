@@ -18,7 +18,7 @@ MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
 REQUIRED = (("environment/Dockerfile", "file"), ("verifier.py", "file"), ("oracle", "folder"))
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
-PLACEHOLDER_MARK = "TODO(arena)"
+PLACEHOLDER = re.compile(r"TODO\(arena(?P<imported> import)?\)")
 SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     # (what it is, literals one of which it must contain, the pattern): the literals make the scan cheap.
     ("a private key", ("PRIVATE KEY-----",), re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
@@ -150,13 +150,20 @@ def _scan(file: PackageFile) -> list[Diagnostic]:
                 f"{file.relative} contains what looks like {label}",
                 "Remove it and revoke it now: it is public once pushed. Packages never need credentials.",
                 file.relative, text.count("\n", 0, match.start()) + 1))
-    start = text.find(PLACEHOLDER_MARK)
-    while start != -1:
-        line_no = text.count("\n", 0, start) + 1
-        end = text.find("\n", start)
-        request = text[start + len(PLACEHOLDER_MARK): end if end != -1 else len(text)].lstrip(" :").strip()
+    if "TODO(arena" in text:
+        found.extend(_placeholders(file, text))
+    return found
+
+
+def _placeholders(file: PackageFile, text: str) -> list[Diagnostic]:
+    """ARENA202 for every `TODO(arena)` (left by `arena new`) and `TODO(arena import)` (written by `arena import`)."""
+    found = []
+    for match in PLACEHOLDER.finditer(text):
+        end = text.find("\n", match.end())
+        request = text[match.end(): end if end != -1 else len(text)].lstrip(" :").strip()
+        origin = "written by `arena import`" if match.group("imported") else "from `arena new`"
         found.append(check("ARENA202").found(
-            f"placeholder from `arena new` still here: {request[:120] or 'TODO(arena)'}",
-            "Do what it asks, then delete the TODO(arena) marker.", file.relative, line_no))
-        start = text.find(PLACEHOLDER_MARK, start + len(PLACEHOLDER_MARK))
+            f"placeholder {origin} still here: {request[:120] or match.group(0)}",
+            f"Do what it asks, then delete the {match.group(0)} marker.", file.relative,
+            text.count("\n", 0, match.start()) + 1))
     return found

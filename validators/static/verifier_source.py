@@ -8,6 +8,7 @@ import re
 from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
+from taskpkg.paths import AGENT_LOG_PATHS
 from validators.static.dockerfile import PIPE_TO_SHELL, pipe_to_shell_finding
 from validators.static.files import PackageTree
 
@@ -60,13 +61,17 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
 
 
 def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
-    """Shell scripts in verifier data run at verification time too: no downloads piped to a shell, no installs."""
+    """Scripts in verifier data run at verification time too: no downloads piped to a shell, no installs (shell),
+    and no reading of the agent's logs (shell and Python)."""
     roots = tuple(data.rstrip("/") for data in package.verifier_data)
     found: list[Diagnostic] = []
     for file in tree.files:
         in_data = any(file.relative == r or file.relative.startswith(r + "/") for r in roots)
         text = file.text if in_data else None
-        if not text or not (file.relative.endswith((".sh", ".bash")) or text.startswith("#!")):
+        script = bool(text) and (file.relative.endswith((".sh", ".bash")) or text.startswith("#!"))
+        if text and (script or file.relative.endswith(".py")):
+            found.extend(_agent_logs(file.relative, text))
+        if not script:
             continue
         for number, line in enumerate(text.split("\n"), start=1):
             code = line.split("#", 1)[0] if not line.startswith("#!") else ""
@@ -77,6 +82,20 @@ def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diag
                     f"{file.relative} installs packages at verification time: {code.strip()[:80]}",
                     "Install what the tests need in environment/Dockerfile (pinned); the verifier has no network.",
                     file.relative, number))
+    return found
+
+
+def _agent_logs(relative: str, text: str) -> list[Diagnostic]:
+    """ARENA502 for each line of a script the verifier runs that names where the agent's logs are kept."""
+    found = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        code = line.split("#", 1)[0]
+        match = AGENT_LOG_PATHS.search(code)
+        if match:
+            found.append(check("ARENA502").found(
+                f"{relative} reads the agent's logs ({match.group(0)}): a verifier judges the final state, never the "
+                "transcript", "Check the files the task asks for instead of what the agent said or ran.", relative,
+                number))
     return found
 
 

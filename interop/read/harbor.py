@@ -6,12 +6,11 @@ import re
 import tomllib
 from pathlib import Path
 
-from interop import common
-from interop.errors import InteropError
-from interop.locate import toml_locator
-from interop.model import SourceTask, Turn
-from interop.sources import find_canary, read_text, strip_canary
-from interop.tables import Table
+from interop.files import find_canary, read_text, strip_canary, task_folder
+from interop.model import HARBOR, InteropError, SourceTask, Turn
+from interop.read import sections
+from interop.read.tables import Table, toml_locator
+from interop.read.verifier_image import read_verifier_image
 
 CONFIG = "task.toml"
 HARBOR_DEFAULTS = {"build_timeout_s": 600.0, "verifier_timeout_s": 600.0}
@@ -33,28 +32,29 @@ def read_harbor(root: Path) -> SourceTask:
     """Read the Harbor task at root."""
     data, text = load_config(root)
     locator = toml_locator(CONFIG, text)
-    source = SourceTask(fmt="harbor", root=root, config_file=CONFIG, format_defaults=dict(HARBOR_DEFAULTS))
+    source = SourceTask(fmt=HARBOR, root=root, config_file=CONFIG, format_defaults=dict(HARBOR_DEFAULTS))
     top = Table(data, (), locator, source)
     top.read.update({"version", "schema_version"})
-    common.read_package(top.table("task"))
-    common.read_metadata(top.table("metadata"))
-    common.read_agent(top.table("agent"))
-    common.read_verifier(top.table("verifier"), "environment")
-    common.read_sandbox(top.table("environment"), "[environment]")
-    common.read_solution(top.table("solution"))
+    sections.read_package(top.table("task"))
+    sections.read_metadata(top.table("metadata"))
+    sections.read_agent(top.table("agent"))
+    sections.read_verifier(top.table("verifier"), "environment")
+    sections.read_sandbox(top.table("environment"), "[environment]")
+    sections.read_solution(top.table("solution"))
     top.lose("source", "(where the task came from) has no native key; dropped")
-    top.lose("artifacts", "are not collected by the arena")
+    sections.read_artifacts(top)
     steps = top.get("steps") or []
     strategy = top.get("multi_step_reward_strategy")
     top.report_unread()
-    source.environment_dir = root / "environment"
-    source.verifier_dirs = [root / "tests"]
+    source.environment_dir = task_folder(root, "environment")
+    source.verifier_dirs = [task_folder(root, "tests")]
     if steps:
         _read_steps(source, top, steps, strategy)
     else:
         _read_instruction(source, root / "instruction.md")
-        source.oracle_dir = root / "solution" if (root / "solution").is_dir() else None
+        source.oracle_dir = task_folder(root, "solution") if (root / "solution").is_dir() else None
     _require_tests(source)
+    read_verifier_image(source, source.verifier_dirs[-1])
     source.canary = find_canary(root, [root / CONFIG, root / "instruction.md", root / "tests", root / "solution",
                                        root / "environment", root / "steps"])
     return source
@@ -66,8 +66,8 @@ def _read_instruction(source: SourceTask, path: Path) -> str:
         raise InteropError(where, "is missing", "Harbor tasks give the agent instruction.md; add it.")
     text, stripped = strip_canary(read_text(path, source.root))
     if stripped:
-        source.notes.append(f"{where}: leading canary lines removed from the prompt (Harbor hides them from the "
-                            "agent too); the GUID is kept as `canary:`")
+        source.mapped(where, "leading canary lines removed from the prompt (Harbor hides them from the agent too); "
+                      "the GUID is kept as `canary:`")
     if not source.turns:
         source.prompt, source.prompt_where = text.strip("\n") + "\n", where
     return text.strip("\n") + "\n"
@@ -80,12 +80,13 @@ def _read_steps(source: SourceTask, top: Table, steps: list, strategy: str | Non
         table = Table(step, ("steps", index), top.locator, source)
         name = table.text("name") or f"step-{index + 1}"
         names.append(name)
-        step_dir = source.root / "steps" / name
+        step_dir = task_folder(source.root, f"steps/{name}")
         source.turns.append(Turn(name, "agent", _read_instruction(source, step_dir / "instruction.md")))
         if table.table("agent").has("timeout_sec"):
             source.lost(table.where("agent"), "a per-step agent timeout: the arena's agent_timeout_s covers all "
                         "scenes together")
-        table.lose("verifier", "(per-step verification) is not supported: the arena verifies the final state once")
+        table.lose("verifier", "(per-step verification settings) are not supported: the arena verifies the final "
+                   "state once")
         table.lose("min_reward", "cannot stop an arena episode early")
         table.lose("healthcheck", "has no arena equivalent")
         table.lose("artifacts", "are not collected by the arena")
@@ -94,10 +95,10 @@ def _read_steps(source: SourceTask, top: Table, steps: list, strategy: str | Non
             source.lost(f"steps/{name}/workdir", "files staged before a step (and its setup.sh) cannot be staged "
                         "mid-episode in the arena; put them in environment/")
         if (step_dir / "solution").is_dir():
-            source.oracle_steps.append((name, step_dir / "solution"))
+            source.oracle_steps.append((name, task_folder(source.root, f"steps/{name}/solution")))
     if not source.oracle_steps and (source.root / "solution").is_dir():
-        source.oracle_dir = source.root / "solution"
-    last_tests = source.root / "steps" / names[-1] / "tests"
+        source.oracle_dir = task_folder(source.root, "solution")
+    last_tests = task_folder(source.root, f"steps/{names[-1]}/tests")
     if last_tests.is_dir():
         source.verifier_dirs.append(last_tests)
     source.prompt_where = f"steps/{names[0]}/instruction.md"

@@ -6,6 +6,8 @@ import json
 import textwrap
 from dataclasses import dataclass, field
 
+from interop.model import FORMAT_NAMES
+
 DATA_DIR = "verifier_data"
 TAIL_CHARS = 4000
 
@@ -21,26 +23,32 @@ class ShimSpec:
     workdir: str
     timeout_s: int
     env: dict[str, str] = field(default_factory=dict)
-    fetches: tuple[str, ...] = ()
+    placements: tuple[tuple[str, str], ...] = ()
+    reward_from: str = "reward-file"
 
 
 def shim_text(spec: ShimSpec) -> str:
     """The verifier.py source for spec (standard library only, Python 3.8+)."""
-    name = {"harbor": "Harbor", "benchflow": "BenchFlow"}.get(spec.source_format, spec.source_format)
+    name = FORMAT_NAMES.get(spec.source_format, spec.source_format)
+    placed = (" Files the source's verifier image held elsewhere are put there too (PLACEMENTS)."
+              if spec.placements else "")
+    reward = ("Its exit status is the reward, as the format has it: 0 scores 1, anything else 0 (a timeout is a "
+              "verifier error)." if spec.reward_from == "exit-status" else
+              "It writes its reward to /logs/verifier/reward.json (which wins) or reward.txt; that reward becomes the "
+              "arena's reward JSON, with the script's exit status and the tail of its output as details. A missing, "
+              "unreadable, non-finite or out-of-range (outside [0, 1]) reward is a verifier error: nothing is written "
+              "to ARENA_OUTPUT and the exit status is 1.")
     about = (f"The original test files are in {DATA_DIR}/ beside this file (the arena copies them in at verification "
              f"time only). They are put where {name} puts them ({spec.mount}), replacing anything the agent left "
              f"there, and {spec.test_script} runs as {name} runs it: by its shebang (sh when it has none), as root, "
-             f"in {spec.workdir}. It writes its reward to /logs/verifier/reward.json (which wins) or reward.txt; "
-             "that reward becomes the arena's reward JSON, with the script's exit status and the tail of its output "
-             "as details. A missing, unreadable, non-finite or out-of-range (outside [0, 1]) reward is a verifier "
-             "error: nothing is written to ARENA_OUTPUT and the exit status is 1.")
-    fetches = "".join(f"    {json.dumps(line)},\n" for line in spec.fetches)
+             f"in {spec.workdir}.{placed} {reward}")
     links = "(" + "".join(f"{json.dumps(link)}, " for link in spec.links).rstrip() + ")"
+    placements = "".join(f"    ({json.dumps(s)}, {json.dumps(d)}),\n" for s, d in spec.placements)
     return _TEMPLATE.format(
         name=name, about=textwrap.fill(about, 116), fmt=json.dumps(spec.source_format), mount=json.dumps(spec.mount),
         links=links, script=json.dumps(spec.test_script), workdir=json.dumps(spec.workdir), timeout=spec.timeout_s,
-        env=json.dumps(spec.env), data=json.dumps(DATA_DIR), tail=TAIL_CHARS,
-        fetches=f"(\n{fetches})" if fetches else "()",
+        env=json.dumps(spec.env), data=json.dumps(DATA_DIR), tail=TAIL_CHARS, reward_from=json.dumps(spec.reward_from),
+        placements=f"(\n{placements})" if placements else "()",
     )
 
 
@@ -56,6 +64,7 @@ import math
 import os
 import shutil
 import signal
+import string
 import subprocess
 import sys
 from pathlib import Path
@@ -68,13 +77,14 @@ WORKDIR = {workdir}
 TIMEOUT_S = {timeout}
 EXTRA_ENV = {env}
 DATA_DIR = {data}
+# (path in the tests folder, where the source's verifier image had it): put there at verification time as well.
+PLACEMENTS = {placements}
+# "reward-file": the script writes /logs/verifier/reward.json or reward.txt; "exit-status": 0 scores 1, else 0.
+REWARD_FROM = {reward_from}
 LOGS = Path("/logs/verifier")
 TAIL_CHARS = {tail}
 MAX_REWARD_BYTES = 1024 * 1024
 MAX_OTHER_REWARDS = 50
-# Lines of the original tests that install or download at verification time. The arena verifies without a
-# network, so these fail there: install what they fetch in environment/Dockerfile instead (see the import notes).
-FETCHES = {fetches}
 
 
 class VerifierError(Exception):
@@ -89,6 +99,17 @@ def clear(path: str) -> None:
         shutil.rmtree(path)
 
 
+def place(source: str, target: str) -> None:
+    """Put a test file (or folder, merged into what is there) where the source's verifier image had it."""
+    if os.path.islink(target) or (os.path.exists(target) and not os.path.isdir(source)):
+        clear(target)
+    os.makedirs(os.path.dirname(target) or "/", exist_ok=True)
+    if os.path.isdir(source):
+        shutil.copytree(source, target, symlinks=True, dirs_exist_ok=True)
+    else:
+        shutil.copyfile(source, target)
+
+
 def install_tests() -> Path:
     """Copy the original test files to where the source format mounts them."""
     for path in (MOUNT, *LINKS):
@@ -97,6 +118,8 @@ def install_tests() -> Path:
     for link in LINKS:
         os.makedirs(os.path.dirname(link) or "/", exist_ok=True)
         os.symlink(MOUNT, link)
+    for source, target in PLACEMENTS:
+        place(os.path.join(MOUNT, source), target)
     clear(str(LOGS))
     LOGS.mkdir(parents=True)
     script = Path(MOUNT) / TEST_SCRIPT
@@ -109,10 +132,8 @@ def run(script: Path) -> tuple[int, str]:
     command = [str(script)] if script.read_bytes()[:2] == b"#!" else ["sh", str(script)]
     env = dict(os.environ)
     env.setdefault("HOME", "/root")
-    env.update(EXTRA_ENV)
-    if FETCHES:
-        print("warning: the test script installs or downloads at verification time:", *FETCHES, sep="\\n  ",
-              file=sys.stderr)
+    for key, value in EXTRA_ENV.items():
+        env[key] = string.Template(value).safe_substitute(env)
     log = LOGS / "test-stdout.txt"
     with log.open("wb") as output:
         process = subprocess.Popen(command, cwd=WORKDIR if os.path.isdir(WORKDIR) else "/", env=env,
@@ -180,7 +201,10 @@ def read_reward() -> tuple[float, str, dict]:
 def main() -> int:
     try:
         status, tail = run(install_tests())
-        reward, source, others = read_reward()
+        if REWARD_FROM == "exit-status":
+            reward, source, others = (1.0 if status == 0 else 0.0), "exit status", {{}}
+        else:
+            reward, source, others = read_reward()
     except (VerifierError, OSError) as exc:
         print("verifier error:", exc, file=sys.stderr)
         return 1

@@ -6,10 +6,9 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from interop.errors import InteropError
-from interop.model import SourceTask, Turn
-from interop.sources import read_text
-from interop.tables import Table
+from interop.files import read_text
+from interop.model import InteropError, SourceTask, Turn
+from interop.read.tables import Table
 
 SECTION = re.compile(r"^##\s+(prompt|role:[A-Za-z0-9_.-]+|scene:[A-Za-z0-9_.-]+|user-persona)\s*$",
                      re.IGNORECASE | re.MULTILINE)

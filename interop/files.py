@@ -1,4 +1,9 @@
-"""Reading and copying source files safely: UTF-8 text, canary GUIDs, and trees without escaping links."""
+"""Reading and copying task files safely: UTF-8 text, canary GUIDs, and trees that never leave the task.
+
+A symbolic link is followed only while it resolves inside the task's folder; a folder of the task that is itself a
+link out of it (or a configured path such as `verifier: ../elsewhere`) is refused by `task_folder`, and `copy_tree`
+reports, never copies, anything that resolves outside.
+"""
 
 from __future__ import annotations
 
@@ -8,8 +13,7 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from interop.errors import InteropError
-from interop.model import Sourced
+from interop.model import InteropError, Sourced
 
 SKIPPED_DIRS = frozenset({".git", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".venv"})
 GUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
@@ -23,6 +27,22 @@ def inside(path: Path, root: Path) -> bool:
     real_root = os.path.realpath(root)
     real = os.path.realpath(path)
     return real == real_root or real.startswith(real_root + os.sep)
+
+
+def outside_why(path: Path) -> str:
+    """How a path that resolves outside the task gets there (for messages)."""
+    if path.is_symlink():
+        return f"a symbolic link to {os.readlink(path)}, outside the task"
+    return f"resolves to {os.path.realpath(path)}, outside the task"
+
+
+def task_folder(root: Path, relative: str) -> Path:
+    """root/relative, refused when it resolves outside the task (a linked folder, or `..` in a configured path)."""
+    path = root / relative
+    if (path.exists() or path.is_symlink()) and not inside(path, root):
+        raise InteropError(relative.rstrip("/") + "/", outside_why(path),
+                           "Copy the folder into the task instead of linking to it; nothing outside the task is read.")
+    return path
 
 
 def read_text(path: Path, root: Path) -> str:
@@ -70,7 +90,7 @@ def find_canary(root: Path, candidates: list[Path]) -> Sourced | None:
     """The first canary GUID in the given files or folders (in order), with where it was found."""
     for candidate in candidates:
         for path in walk_files(candidate, root) if candidate.is_dir() else [candidate]:
-            if not path.is_file() or path.is_symlink():
+            if not path.is_file() or path.is_symlink() or not inside(path, root):
                 continue
             with path.open("rb") as handle:
                 text = handle.read(_SCAN_BYTES).decode("utf-8", errors="replace")
@@ -82,8 +102,8 @@ def find_canary(root: Path, candidates: list[Path]) -> Sourced | None:
 
 
 def walk_files(folder: Path, root: Path) -> Iterator[Path]:
-    """Regular files under folder (sorted, no links followed, caches skipped)."""
-    if not folder.is_dir():
+    """Regular files under folder (sorted, no links followed, caches skipped); nothing when folder leaves root."""
+    if not folder.is_dir() or not inside(folder, root):
         return
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.is_symlink():
@@ -97,8 +117,33 @@ def walk_files(folder: Path, root: Path) -> Iterator[Path]:
 
 def copy_tree(source: Path, target: Path, root: Path, skipped: list[str], exclude: frozenset[str] = frozenset()) \
         -> None:
-    """Copy a source folder; links are followed only inside root, anything else is reported in `skipped`."""
+    """Copy a folder of the task; what resolves outside root, special files and excluded paths are not copied, and
+    the first two are reported in `skipped` as `path: why`. The folder itself leaving root is reported too."""
+    if not inside(source, root):
+        skipped.append(f"{relative_to(source, root)}: {outside_why(source)}; not copied (copy the files themselves "
+                       "into the task if they are needed)")
+        return
     _copy(source, target, root, os.path.realpath(root), skipped, exclude, {os.path.realpath(source)})
+
+
+def copy_tree_strict(source: Path, target: Path, root: Path, fix: str) -> None:
+    """Copy a tree of a package (or of instance 0's files) for export: anything that leaves root is an error."""
+    skipped: list[str] = []
+    copy_tree(source, target, root, skipped)
+    if skipped:
+        where, _, problem = skipped[0].partition(": ")
+        raise InteropError(where, problem.split(";")[0], fix)
+
+
+def copy_file(source: Path, target: Path, root: Path, skipped: list[str]) -> None:
+    """Copy one file of the task (executable bit kept); one that resolves outside root is reported instead."""
+    if not inside(source, root):
+        skipped.append(f"{relative_to(source, root)}: {outside_why(source)}; not copied")
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(source, target)
+    if os.access(source, os.X_OK):
+        target.chmod(0o755)
 
 
 def _copy(source: Path, target: Path, root: Path, real_root: str, skipped: list[str], exclude: frozenset[str],
@@ -109,17 +154,15 @@ def _copy(source: Path, target: Path, root: Path, real_root: str, skipped: list[
         if entry.name in SKIPPED_DIRS or relative in exclude:
             continue
         resolved = os.path.realpath(entry)
-        if entry.is_symlink() and resolved != real_root and not resolved.startswith(real_root + os.sep):
-            skipped.append(f"{relative}: a symbolic link to {os.readlink(entry)}, outside the task; not copied "
-                           "(copy the file itself into the task if it is needed)")
+        if resolved != real_root and not resolved.startswith(real_root + os.sep):
+            skipped.append(f"{relative}: {outside_why(entry)}; not copied (copy the file itself into the task if it "
+                           "is needed)")
         elif entry.is_dir():
             if resolved in seen:
                 skipped.append(f"{relative}: a link back to a folder already copied; not copied again")
                 continue
             _copy(entry, target / entry.name, root, real_root, skipped, exclude, seen | {resolved})
         elif entry.is_file():
-            shutil.copyfile(entry, target / entry.name)
-            if os.access(entry, os.X_OK):
-                (target / entry.name).chmod(0o755)
+            copy_file(entry, target / entry.name, root, skipped)
         else:
             skipped.append(f"{relative}: not a regular file (a device, pipe or socket); not copied")

@@ -10,24 +10,31 @@ scenes becomes a multi-step task: one step per scene, the oracle in the last ste
 from __future__ import annotations
 
 import hashlib
-import shutil
 import tempfile
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
-from interop import bundle
-from interop.errors import InteropError, PackageHasErrors
-from interop.generated import runs_solve_sh
-from interop.harbor_scripts import NOOP_SOLUTION, solve_wrapper, test_script
-from interop.instance_zero import make_instance_zero
-from interop.native_writer import staging, write_text
-from interop.sources import copy_tree
-from interop.toml_writer import dumps
+import tomli_w
+
+from interop.export import bundle
+from interop.export.instance_zero import make_instance_zero
+from interop.export.scripts import NOOP_SOLUTION, solve_wrapper, test_script
+from interop.files import copy_tree_strict
+from interop.model import InteropError, PackageHasErrors
+from interop.write.generated import runs_solve_sh
+from interop.write.package import staging, write_text
 from taskpkg.body import MissingValue
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
 
-HARBOR_SCHEMA = "1.4"
+# Task schema 1.1 is the oldest that carries everything written here ([task], `workdir`, the agent's `user`): Harbor
+# 0.4.0 and later read it, and releases before 0.13.0 read the network only from `allow_internet`, which is written
+# beside `network_mode` (later releases take `network_mode` and ignore the older key, with a deprecation warning).
+HARBOR_SCHEMA = "1.1"
+HARBOR_SINCE = "0.4.0"
+HARBOR_STEPS_SINCE = "0.5.0"  # [[steps]] and multi_step_reward_strategy
+HARBOR_FRACTIONAL_CPUS_SINCE = "0.25.0"  # `cpus` as a float; earlier releases take whole CPUs only
 AGENT_UID = 1000
 
 
@@ -56,8 +63,39 @@ def export_harbor(package_dir: Path, out_dir: Path, make_instance: InstanceMaker
             write_text(folder / "tests" / "test.sh", test_script(package.verifier_data), executable=True)
             _solution(package, folder, meta)
             meta["instruction_sha256"] = hashlib.sha256("\n".join(texts).encode()).hexdigest()
-            write_text(folder / "task.toml", dumps(_config(package, meta)))
+            meta["harbor"] = harbor_needed(package)
+            write_text(folder / "task.toml", _header(package, meta["harbor"]) + tomli_w.dumps(_config(package, meta)))
     return Path(out_dir) / package.name
+
+
+def harbor_needed(package: TaskPackage) -> str:
+    """The oldest Harbor release that runs the export of package as written."""
+    needs = [HARBOR_SINCE]
+    if package.scenes:
+        needs.append(HARBOR_STEPS_SINCE)
+    if not float(package.limits.cpus).is_integer():
+        needs.append(HARBOR_FRACTIONAL_CPUS_SINCE)
+    return max(needs, key=lambda v: tuple(int(part) for part in v.split(".")))
+
+
+def harbor_needed_by(task_dir: Path) -> str | None:
+    """The Harbor release an exported task states it needs (task.toml's [metadata.arena].harbor)."""
+    try:
+        config = tomllib.loads((task_dir / "task.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return None
+    needed = config.get("metadata", {}).get("arena", {}).get("harbor")
+    return needed if isinstance(needed, str) else None
+
+
+def _header(package: TaskPackage, needed: str) -> str:
+    why = [f"task schema {HARBOR_SCHEMA}"]
+    if package.scenes:
+        why.append(f"{len(package.scenes)} steps")
+    if not float(package.limits.cpus).is_integer():
+        why.append(f"{package.limits.cpus} CPUs")
+    return (f"# Written by `arena export` from the package {package.name}. Needs Harbor {needed} or later "
+            f"({', '.join(why)}).\n")
 
 
 def _load(package_dir: Path) -> TaskPackage:
@@ -73,15 +111,13 @@ def _load(package_dir: Path) -> TaskPackage:
 
 def _environment(package: TaskPackage, workspace: Path, folder: Path) -> dict:
     """Copy environment/; put instance 0's files into the image at /workspace."""
-    skipped: list[str] = []
-    copy_tree(package.environment_dir, folder / "environment", package.root, skipped)
-    if skipped:
-        raise InteropError(skipped[0].split(":")[0], skipped[0].split(": ", 1)[1], "Fix the package first.")
+    copy_tree_strict(package.environment_dir, folder / "environment", package.root, "Fix the package first.")
     meta: dict = {"instance_files": "", "dockerfile_block": False, "dockerfile_newline_added": False}
     if any(workspace.iterdir()):
         if (folder / "environment" / bundle.INSTANCE_DIR).exists():
             raise InteropError(f"environment/{bundle.INSTANCE_DIR}", "already exists", "Rename it in the package.")
-        shutil.copytree(workspace, folder / "environment" / bundle.INSTANCE_DIR, symlinks=True)
+        copy_tree_strict(workspace, folder / "environment" / bundle.INSTANCE_DIR, workspace,
+                        "Make the generator write regular files, not links out of the workspace.")
         dockerfile = folder / "environment" / "Dockerfile"
         text = dockerfile.read_text(encoding="utf-8")
         meta["dockerfile_newline_added"] = not text.endswith("\n")
@@ -108,7 +144,7 @@ def _instructions(package: TaskPackage, prompts: list, folder: Path, meta: dict)
 def _solution(package: TaskPackage, folder: Path, meta: dict) -> None:
     """The oracle where Harbor's oracle looks: solution/ (or the last step's); earlier steps do nothing."""
     target = folder / meta["oracle"]
-    copy_tree(package.oracle_dir, target, package.root, [])
+    copy_tree_strict(package.oracle_dir, target, package.root, "Fix the package first.")
     entry = package.oracle_entrypoint
     meta["oracle_wrapper"] = entry != "solve.sh" and not runs_solve_sh(target / entry)
     if meta["oracle_wrapper"]:
@@ -118,6 +154,10 @@ def _solution(package: TaskPackage, folder: Path, meta: dict) -> None:
         write_text(target / "solve.sh", solve_wrapper(entry), executable=True)
     for scene in package.scenes[:-1]:
         write_text(folder / "steps" / scene.name / "solution" / "solve.sh", NOOP_SOLUTION, executable=True)
+
+
+def _cpus(cpus: float) -> int | float:
+    return int(cpus) if float(cpus).is_integer() else float(cpus)
 
 
 def _config(package: TaskPackage, meta: dict) -> dict:
@@ -131,9 +171,9 @@ def _config(package: TaskPackage, meta: dict) -> dict:
                      "arena": bundle.metadata(package, meta)},
         "agent": {"timeout_sec": float(limits.agent_timeout_s), "user": AGENT_UID},
         "verifier": {"timeout_sec": float(limits.verifier_timeout_s), "user": "root"},
-        "environment": {"build_timeout_sec": float(limits.build_timeout_s), "cpus": limits.cpus,
+        "environment": {"build_timeout_sec": float(limits.build_timeout_s), "cpus": _cpus(limits.cpus),
                         "memory_mb": limits.memory_mb, "storage_mb": limits.storage_mb, "network_mode": "no-network",
-                        "workdir": "/workspace"},
+                        "allow_internet": False, "workdir": "/workspace"},
     }
     if package.scenes:
         config["multi_step_reward_strategy"] = "final"

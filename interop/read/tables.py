@@ -3,11 +3,89 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
 from typing import Any
 
-from interop.errors import InteropError
-from interop.locate import Key, Locator
-from interop.model import SourceTask
+from interop.model import InteropError, SourceTask
+from taskpkg import strict_yaml
+
+Key = tuple[str | int, ...]
+_TABLE = re.compile(r"^\s*\[\[?\s*([^\]]+?)\s*\]\]?\s*(?:#.*)?$")
+_ASSIGN = re.compile(r"^\s*(\"[^\"]*\"|'[^']*'|[A-Za-z0-9_.-]+)\s*=")
+
+
+@dataclass
+class Locator:
+    """Maps key paths to 1-based lines of one file; `where(path)` renders `file:line` (or just the file)."""
+
+    file: str
+    lines: dict[Key, int] = field(default_factory=dict)
+
+    def line(self, path: Key) -> int | None:
+        """The line of path, or of its nearest ancestor that has one."""
+        for end in range(len(path), 0, -1):
+            if path[:end] in self.lines:
+                return self.lines[path[:end]]
+        return None
+
+    def where(self, path: Key = ()) -> str:
+        """`file:line` for a key path."""
+        line = self.line(path)
+        return f"{self.file}:{line}" if line is not None else self.file
+
+
+def yaml_table(file: str, text: str, first_line: int) -> tuple[dict, Locator]:
+    """YAML read by taskpkg's strict reader (no aliases, tags, merge keys or duplicate keys: a hostile file cannot
+    grow), as a mapping with the line of every key; `first_line` is the file's line where the YAML text starts."""
+    try:
+        document = strict_yaml.load(text)
+    except strict_yaml.StrictYamlError as exc:
+        line = exc.line + first_line - 1 if exc.line is not None else None
+        raise InteropError(file, exc.message, exc.fix, line) from None
+    if document.data is None:
+        return {}, Locator(file)
+    if not isinstance(document.data, dict):
+        raise InteropError(file, "is not a mapping of keys", "Write `key: value` lines.", first_line)
+    return document.data, Locator(file, {path: line + first_line - 1 for path, line in document.lines.items()})
+
+
+def toml_locator(file: str, text: str) -> Locator:
+    """Lines of the keys of a TOML file: `[table]` headers and `key =` lines under them (not inline tables)."""
+    locator = Locator(file)
+    table: Key = ()
+    counts: dict[Key, int] = {}
+    for number, raw in enumerate(text.split("\n"), start=1):
+        header = _TABLE.match(raw)
+        if header:
+            parts = tuple(_unquote(p) for p in header.group(1).split("."))
+            if raw.lstrip().startswith("[["):
+                index = counts.get(parts, 0)
+                counts[parts] = index + 1
+                table = (*parts, index)
+            else:
+                table = _indexed(parts, counts)
+            locator.lines.setdefault(table, number)
+            continue
+        assign = _ASSIGN.match(raw)
+        if assign:
+            key = (*table, *(_unquote(p) for p in assign.group(1).split(".")))
+            locator.lines.setdefault(key, number)
+    return locator
+
+
+def _indexed(parts: tuple[str, ...], counts: dict[Key, int]) -> Key:
+    """A sub-table of an array of tables (`[steps.agent]`) belongs to its latest element."""
+    for end in range(len(parts), 0, -1):
+        prefix = parts[:end]
+        if prefix in counts:
+            return (*prefix, counts[prefix] - 1, *parts[end:])
+    return parts
+
+
+def _unquote(part: str) -> str:
+    part = part.strip()
+    return part[1:-1] if len(part) >= 2 and part[0] == part[-1] and part[0] in "\"'" else part
+
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([KMG])B?\s*$", re.IGNORECASE)
 _MB = {"K": 1 / 1024, "M": 1, "G": 1024}

@@ -12,15 +12,11 @@ import re
 import shutil
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from interop.errors import InteropError
-from interop.native_writer import staging
-from interop.sources import copy_tree, inside, read_text
+from interop.files import copy_tree, copy_tree_strict, inside, read_text
+from interop.model import HARBOR, ImportReport, ImportResult, InteropError
+from interop.write.package import staging
 from taskpkg.model import TaskPackage
-
-if TYPE_CHECKING:
-    from interop.importer import ImportResult
 
 FORMAT = "posttrain-arena/task-v1"
 BUNDLE = "tests/arena"
@@ -48,7 +44,7 @@ def write_bundle(package: TaskPackage, target: Path) -> None:
             raise InteropError(relative, "is a symbolic link that leaves the package", "Replace it with the file.")
         destination = target / relative
         if source.is_dir():
-            copy_tree(source, destination, package.root, [])
+            copy_tree_strict(source, destination, package.root, "Replace the link with the file itself.")
         elif not destination.exists():
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, destination)
@@ -75,8 +71,6 @@ def is_arena_export(root: Path) -> bool:
 
 def restore(root: Path, out_dir: Path, name: str | None) -> ImportResult:
     """Write the package an export carries, with Harbor-side edits of limits applied and reported."""
-    from interop.importer import ImportResult
-
     config = _config(root)
     arena = config["metadata"]["arena"]
     for key in ("oracle", "instance_files"):
@@ -86,25 +80,24 @@ def restore(root: Path, out_dir: Path, name: str | None) -> ImportResult:
     text = read_text(root / BUNDLE / "task.md", root)
     original = str(arena.get("name"))
     name = name or original
-    unmapped: list[str] = []
-    notes = [f"task.toml: written by `arena export`; package {original} restored from {BUNDLE}/"]
+    report = ImportReport(mapped=[f"task.toml: written by `arena export`; package {original} restored from {BUNDLE}/"])
     if name != original:
         text = re.sub(r"(?m)^name: .*$", f"name: {name}", text, count=1)
-        notes.append(f"--name {name}: the package's name changed from {original}")
-    text = _apply_limits(text, config, notes)
-    _check_instructions(root, config, arena, unmapped)
+        report.mapped.append(f"--name {name}: the package's name changed from {original}")
+    text = _apply_limits(text, config, report.mapped)
+    _check_instructions(root, config, arena, report.todo)
     with staging(out_dir, name) as folder:
-        copy_tree(root / BUNDLE, folder, root, unmapped)
+        copy_tree(root / BUNDLE, folder, root, report.lost)
         (folder / "task.md").write_text(text, encoding="utf-8")
-        _restore_environment(root, folder, arena, unmapped)
+        _restore_environment(root, folder, arena, report.lost)
         oracle = root / str(arena.get("oracle", "solution"))
-        copy_tree(oracle, folder / "oracle", root, unmapped)
+        copy_tree(oracle, folder / "oracle", root, report.lost)
         if arena.get("oracle_wrapper"):
             (folder / "oracle" / "solve.sh").unlink()
-    return ImportResult(out_dir / name, unmapped, notes, "harbor")
+    return ImportResult(out_dir / name, HARBOR, report)
 
 
-def _apply_limits(text: str, config: dict, notes: list[str]) -> str:
+def _apply_limits(text: str, config: dict, mapped: list[str]) -> str:
     for (table, key), native in HARBOR_LIMITS:
         value = config.get(table, {}).get(key)
         if value is None:
@@ -114,12 +107,12 @@ def _apply_limits(text: str, config: dict, notes: list[str]) -> str:
         match = pattern.search(text)
         if match and match.group(2) != str(wanted):
             text = pattern.sub(lambda m, w=wanted: f"{m.group(1)}{w}", text, count=1)
-            notes.append(f"task.toml: [{table}].{key} is {value}; limits.{native} set to {wanted} "
+            mapped.append(f"task.toml: [{table}].{key} is {value}; limits.{native} set to {wanted} "
                          f"(was {match.group(2)})")
     return text
 
 
-def _check_instructions(root: Path, config: dict, arena: dict, unmapped: list[str]) -> None:
+def _check_instructions(root: Path, config: dict, arena: dict, todo: list[str]) -> None:
     steps = [s.get("name") for s in config.get("steps") or []]
     files = [root / "steps" / s / "instruction.md" for s in steps] if steps else [root / "instruction.md"]
     texts = []
@@ -127,13 +120,13 @@ def _check_instructions(root: Path, config: dict, arena: dict, unmapped: list[st
         body = read_text(path, root) if path.is_file() else ""
         texts.append(body.split("\n\n", 1)[1] if body.startswith("<!-- arena canary") else body)
     if hashlib.sha256("\n".join(texts).encode()).hexdigest() != arena.get("instruction_sha256"):
-        unmapped.append(f"{files[0].relative_to(root).as_posix()}: the instructions changed after export; the "
+        todo.append(f"{files[0].relative_to(root).as_posix()}: the instructions changed after export; the "
                         f"package's own prompt ({BUNDLE}/task.md) was kept: make the change there")
 
 
-def _restore_environment(root: Path, folder: Path, arena: dict, unmapped: list[str]) -> None:
+def _restore_environment(root: Path, folder: Path, arena: dict, lost: list[str]) -> None:
     exclude = frozenset({str(arena["instance_files"])} if arena.get("instance_files") else set())
-    copy_tree(root / "environment", folder / "environment", root, unmapped, exclude)
+    copy_tree(root / "environment", folder / "environment", root, lost, exclude)
     dockerfile = folder / "environment" / "Dockerfile"
     if arena.get("dockerfile_block") and dockerfile.is_file():
         text = dockerfile.read_text(encoding="utf-8")

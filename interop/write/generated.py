@@ -7,8 +7,9 @@ import re
 import textwrap
 from pathlib import Path
 
+from interop.map.body import BRACES_KEY
+
 MARK = "Written by `arena import`"
-BRACES_KEY = "open_braces"
 
 
 def generator_text(values: dict[str, str]) -> str:
@@ -55,10 +56,10 @@ run() {{
 {calls}'''
 
 
-def missing_oracle(fmt: str) -> str:
-    """A placeholder oracle the static check points at: the source has no reference solution."""
+def missing_oracle(fmt: str, why: str) -> str:
+    """A placeholder oracle the static check points at (line 2): the source has no usable reference solution."""
     return f'''#!/bin/sh
-# TODO(arena): the {fmt} task has no reference solution; write one here that solves the task from its files.
+# TODO(arena import): {why} ({fmt}); write one here that solves the task from its files.
 exit 1
 '''
 

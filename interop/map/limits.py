@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from interop.model import SourceTask
+from interop.model import FORMAT_NAMES, SourceTask
 from taskpkg.schema import task_schema
 
 ORDER = ("build_timeout_s", "agent_timeout_s", "oracle_timeout_s", "verifier_timeout_s", "max_turns", "cpus",
@@ -15,7 +15,6 @@ ARENA_DEFAULTS: dict[str, float] = {
     "memory_mb": 2048, "storage_mb": 10240, "pids": 256,
 }
 MIN_CPUS = 0.25
-FORMAT_NAMES = {"benchflow": "BenchFlow", "harbor": "Harbor"}
 
 
 def _range(key: str) -> tuple[float, float]:
@@ -48,16 +47,16 @@ def map_limits(source: SourceTask) -> tuple[dict[str, float], dict[str, str]]:
             limits[key] = value
         elif key == "oracle_timeout_s":
             limits[key] = limits["agent_timeout_s"]
-            source.lost(source.config_file, f"{key} not in the source: set to agent_timeout_s "
+            source.mapped(source.config_file, f"{key} not in the source: set to agent_timeout_s "
                         f"({limits[key]}), the time {fmt}'s oracle gets")
             comments[key] = "not in the source: the agent's time"
         elif key in source.format_defaults:
             limits[key] = _number(key, source.format_defaults[key])
-            source.lost(source.config_file, f"{key} not in the source: {fmt}'s default {limits[key]} used")
+            source.mapped(source.config_file, f"{key} not in the source: {fmt}'s default {limits[key]} used")
             comments[key] = f"not in the source: {fmt}'s default"
         else:
             limits[key] = ARENA_DEFAULTS[key]
-            source.lost(source.config_file, f"{key} not in the source (the format has none): arena import's "
+            source.mapped(source.config_file, f"{key} not in the source (the format has none): arena import's "
                         f"default {limits[key]} used")
             comments[key] = "not in the source: arena import's default"
     if limits["oracle_timeout_s"] > limits["agent_timeout_s"]:

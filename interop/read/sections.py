@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from interop.errors import InteropError
-from interop.mapping import sourced_categories
-from interop.model import SourceAuthor, Sourced
-from interop.tables import Table
+from interop.model import InteropError, SourceAuthor, Sourced
+from interop.read.tables import Table
 
 NO_NETWORK = "no-network"
 HOST_ENV = "holds host environment variables; the arena passes none into the task's containers"
+# Metadata keys that may name the task's field of work, in the order they are tried for the domain.
+DOMAIN_KEYS = ("domain", "category", "subcategory", "field", "subfield")
+RESOURCES = ("build_timeout_sec", "cpus", "memory_mb", "memory", "storage_mb", "storage", "gpus", "os")
 
 
 def read_package(task: Table) -> None:
@@ -46,8 +47,11 @@ def read_metadata(meta: Table) -> None:
                                               meta.where("author_name" if name else "author_github")))
     if meta.has("difficulty"):
         source.difficulty = Sourced(meta.text("difficulty"), meta.where("difficulty"))
-    source.categories += sourced_categories(meta.data, meta.where)
-    meta.read.update({"category", "subcategory"})
+    for key in DOMAIN_KEYS:
+        value = meta.get(key)
+        for item in value if isinstance(value, list) else [value]:
+            if isinstance(item, str) and item.strip():
+                source.domain_hints.append((f"{_label(meta)}.{key}", Sourced(item.strip(), meta.where(key))))
     tags = meta.get("tags", [])
     source.tags += [Sourced(t, meta.where("tags")) for t in (tags if isinstance(tags, list) else [tags])
                     if isinstance(t, str)]
@@ -58,36 +62,36 @@ def read_metadata(meta: Table) -> None:
     meta.report_unread("has no place in the native frontmatter; dropped")
 
 
+def _label(table: Table) -> str:
+    return ".".join(str(p) for p in table.path) or "top level"
+
+
 def read_agent(agent: Table) -> None:
     """[agent]: the timeout; who runs the agent and its network are reported."""
     limit(agent, "timeout_sec", "agent_timeout_s")
     if agent.has("user"):
-        agent.source.lost(agent.where("user"), f"agent.user {agent.get('user')!r}: the arena always runs the agent "
-                          "as UID 1000 in /workspace; make the files it must change writable by UID 1000")
+        agent.source.todo("environment/Dockerfile", f"the source runs the agent as {agent.get('user')!r} "
+                          f"({agent.where('user')}); the arena runs it as UID 1000 in /workspace: make the files it "
+                          "must change writable by UID 1000")
     network(agent, "[agent]" if agent.locator.file.endswith(".toml") else "agent")
     agent.lose("prompt_prefix", "is run-specific harness text; not part of the prompt")
     agent.report_unread()
 
 
 def read_verifier(verifier: Table, sandbox_key: str) -> None:
-    """[verifier]: the timeout; settings the arena fixes or forbids are reported."""
+    """[verifier]: the timeout and a separate verifier environment; settings the arena fixes or forbids are reported."""
     source = verifier.source
     limit(verifier, "timeout_sec", "verifier_timeout_s")
     if verifier.get("type", "test-script") != "test-script":
-        source.notes.append(f"{verifier.where('type')}: verifier.type is {verifier.get('type')!r}; the arena needs "
-                            "a deterministic script, so the test script is used (a judge that calls a model cannot "
-                            "run without a network)")
+        source.mapped(verifier.where("type"), f"verifier.type is {verifier.get('type')!r}; the test script is used "
+                      "(the arena needs a deterministic verifier: a judge that calls a model cannot run without a "
+                      "network)")
     user = verifier.get("user")
     if user not in (None, "root", 0):
         source.lost(verifier.where("user"), f"verifier.user {user!r}: the arena runs the verifier as root")
     verifier.lose("env", HOST_ENV)
     network(verifier, "[verifier]" if verifier.locator.file.endswith(".toml") else "verifier")
-    mode = verifier.get(f"{sandbox_key}_mode")
-    if mode == "separate" or verifier.has(sandbox_key):
-        source.notes.append(f"{verifier.where(f'{sandbox_key}_mode')}: the arena verifies in a separate container "
-                            "started from the agent's final files, so a separate verifier maps directly")
-        verifier.lose(sandbox_key, "(its own image and resources) is not supported: the verifier runs from the "
-                      "agent's image")
+    _verifier_environment(verifier, sandbox_key)
     if verifier.has("service") and verifier.get("service") != "main":
         source.lost(verifier.where("service"), "a verifier in another compose service is not supported: the arena "
                     "has one container")
@@ -96,6 +100,41 @@ def read_verifier(verifier: Table, sandbox_key: str) -> None:
     for key in ("judge", "memory", "hardening", "pytest_plugins"):
         verifier.lose(key, "has no arena equivalent; ignored")
     verifier.report_unread()
+
+
+def _verifier_environment(verifier: Table, sandbox_key: str) -> None:
+    """`environment_mode = "separate"` and [verifier.environment]: where the source's verifier runs."""
+    source = verifier.source
+    mode_key = f"{sandbox_key}_mode"
+    mode = verifier.text(mode_key)
+    env = verifier.table(sandbox_key)
+    if mode not in (None, "shared", "separate"):
+        raise InteropError(verifier.locator.file, f"verifier.{mode_key} is {mode!r}", "Use shared or separate.",
+                           verifier.locator.line((*verifier.path, mode_key)))
+    if mode == "shared" or (mode is None and not env.data):
+        return
+    source.verifier_separate = verifier.where(mode_key if mode else sandbox_key)
+    image = env.text("docker_image") or env.text("image")
+    if image:
+        source.verifier_image_ref = Sourced(image, env.where("docker_image" if env.has("docker_image") else "image"))
+    for key in RESOURCES:
+        env.lose(key, "(the separate verifier's own resources) is not used: the arena verifies with the package's "
+                 "limits")
+    network(env, f"[verifier.{sandbox_key}]" if verifier.locator.file.endswith(".toml") else f"verifier.{sandbox_key}")
+    env.lose("env", HOST_ENV)
+    env.lose("workdir", "is not used: the tests run in the task's working directory")
+    env.report_unread()
+
+
+def read_artifacts(top: Table) -> None:
+    """Top-level `artifacts`: what a separate verifier receives from the agent's container."""
+    if not top.get("artifacts"):
+        return
+    if top.source.verifier_separate:
+        top.source.mapped(top.where("artifacts"), "artifacts: the arena's verifier starts from the agent's whole "
+                          "final filesystem, so these paths are where the tests look for them")
+    else:
+        top.lose("artifacts", "are not collected by the arena")
 
 
 def read_solution(solution: Table) -> None:
@@ -132,7 +171,10 @@ def read_sandbox(env: Table, label: str) -> None:
     env.lose("env", HOST_ENV)
     env.lose("skills_dir", "has no arena equivalent")
     env.lose("healthcheck", "has no arena equivalent; the agent starts when instance setup is done")
-    env.lose("setup_commands", "are not run by the arena; move them into environment/Dockerfile")
+    if env.has("setup_commands"):
+        source.todo("environment/Dockerfile", f"{env.where('setup_commands')}: setup_commands are not run by the "
+                    "arena; move them into environment/Dockerfile as RUN lines")
+    env.read.add("setup_commands")
     env.lose("bugswarm_image_tag", "has no arena equivalent")
     network(env, label, baseline=True)
     env.report_unread()

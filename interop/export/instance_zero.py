@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from interop.errors import InteropError
+from interop.files import copy_tree_strict
+from interop.model import InteropError
 from taskpkg.model import TaskPackage
 
 TIMEOUT_S = 120
@@ -26,7 +26,7 @@ def make_instance_zero(package: TaskPackage, scratch: Path) -> tuple[dict, Path]
     """The generator's printed values and the workspace folder it filled (under scratch)."""
     generator = package.root / package.generator
     instance_dir = scratch / "instance"
-    shutil.copytree(generator.parent, instance_dir)
+    copy_tree_strict(generator.parent, instance_dir, package.root, "Replace the link with the file itself.")
     workspace = scratch / "workspace"
     workspace.mkdir()
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "ARENA_INSTANCE": "0", "ARENA_WORKSPACE": str(workspace),

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from interop.generated import BRACES_KEY
-from interop.mapping import slug
+from interop.map.domain import slug
 from interop.model import SourceTask, Turn
 
+BRACES_KEY = "open_braces"
 AGENT_ROLE, SPEAKER_ROLE = "agent", "user"
 _FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _SCENE_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
@@ -30,9 +30,9 @@ def build_body(source: SourceTask) -> Body:
     if "{{" in body.text:
         body.text = body.text.replace("{{", "{{ instance." + BRACES_KEY + " }}")
         body.values[BRACES_KEY] = "{{"
-        source.notes.append(f"{source.prompt_where}: the prompt contains '{{{{', which the arena's templating "
-                            f"reserves; written as {{{{ instance.{BRACES_KEY} }}}} (the generator prints '{{{{'), so "
-                            "the agent still sees '{{'")
+        source.mapped(source.prompt_where, f"the prompt contains '{{{{', which the arena's templating reserves; "
+                      f"written as {{{{ instance.{BRACES_KEY} }}}} (the generator prints '{{{{'), so the agent still "
+                      "sees '{{'")
     return body
 
 
@@ -52,13 +52,13 @@ def _scenes(source: SourceTask) -> Body:
         sections.append(f"## {heading}\n\n{text.strip()}\n")
         scenes.append({"name": name, "role": SPEAKER_ROLE, "section": heading})
     if demoted:
-        source.notes.append(f"{source.prompt_where}: '## ' headings inside scene prompts were written as '### ' "
-                            "(the native body is cut into scenes at '## ' headings)")
+        source.mapped(source.prompt_where, "'## ' headings inside scene prompts were written as '### ' (the native "
+                      "body is cut into scenes at '## ' headings)")
     roles = [{"name": AGENT_ROLE, "kind": "agent", "description": "The model being trained; it plays every turn."},
              {"name": SPEAKER_ROLE, "kind": "scripted",
               "description": "Gives each imported scene's prompt, in the source's order."}]
-    source.notes.append(f"{source.prompt_where}: {len(scenes)} turns became scenes spoken by the scripted role "
-                        f"'{SPEAKER_ROLE}' to the agent")
+    source.mapped(source.prompt_where, f"{len(scenes)} turns became scenes spoken by the scripted role "
+                  f"'{SPEAKER_ROLE}' to the agent")
     return Body("\n".join(sections), roles, scenes)
 
 
