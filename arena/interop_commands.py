@@ -46,7 +46,8 @@ def _sandboxed_instance_maker() -> InstanceMaker | None:
 @click.command(name="import", epilog=EPILOG)
 @click.argument("src", type=click.Path(exists=True, path_type=Path))
 @click.option("--name", help="Package name (default: the source's name as a slug).")
-@click.option("--domain", "-d", type=click.Choice(DOMAINS), help="Domain (default: mapped from the source's category).")
+@click.option("--domain", "-d", type=click.Choice(DOMAINS),
+              help="Domain (default: proposed from the source's metadata).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("environments"),
               show_default=True, help="Folder to write the package into.")
 @click.option("--github", help="GitHub handle for an author the source names without one.")

@@ -141,6 +141,10 @@ def copy_file(source: Path, target: Path, root: Path, skipped: list[str]) -> Non
         skipped.append(f"{relative_to(source, root)}: {outside_why(source)}; not copied")
         return
     target.parent.mkdir(parents=True, exist_ok=True)
+    _copy_file(source, target)
+
+
+def _copy_file(source: Path, target: Path) -> None:
     shutil.copyfile(source, target)
     if os.access(source, os.X_OK):
         target.chmod(0o755)
@@ -163,6 +167,6 @@ def _copy(source: Path, target: Path, root: Path, real_root: str, skipped: list[
                 continue
             _copy(entry, target / entry.name, root, real_root, skipped, exclude, seen | {resolved})
         elif entry.is_file():
-            copy_file(entry, target / entry.name, root, skipped)
+            _copy_file(entry, target / entry.name)
         else:
             skipped.append(f"{relative}: not a regular file (a device, pipe or socket); not copied")

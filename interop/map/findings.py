@@ -35,6 +35,24 @@ _GUARDS = (re.compile(r"^(?:command\s+-v|which|type|hash)\s+(?P<tool>[\w.-]+)"),
            re.compile(r"^(?P<tool>[\w.-]+)\s+--version"))
 _INSTALLERS = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip|apt(?:-get)?|apk|uv\s+tool)\s+(?:-\S+\s+)*"
                          r"(?:install|add)\b(?P<args>[^;&|]*)")
+# What a line of the tests does at verification that the arena's verifier cannot: the first that matches of these
+# (pattern, in shell scripts only, what to say) ...
+_ONE_OF = (
+    (PIPE_TO_SHELL, False, "pipes a download into a shell at verification time (`{}`); the verifier has no network: "
+                           "install what it needs in environment/Dockerfile, pinned"),
+    (INSTALL, False, "installs packages at verification time (`{}`); the verifier has no network and must not "
+                     "install: install them in environment/Dockerfile, pinned"),
+    (FETCH, True, "downloads at verification time (`{}`); the verifier has no network: put what it fetches in "
+                  "environment/Dockerfile"),
+)
+# ... and each of these.
+_ALSO = (
+    (LOCAL_SERVICE, "talks to a local service (`{}`); the arena verifies in a fresh container from the agent's "
+                    "final files, without its processes or a network"),
+    (AGENT_LOG_PATHS, "reads the agent's logs (`{}`); a verifier judges the final state only, never the transcript: "
+                      "check the files the task asks for instead"),
+)
+_COMMENT = re.compile(r"(?:^|(?<=\s))#.*$")
 _MAX_BYTES = 256 * 1024
 
 
@@ -61,8 +79,8 @@ def _lines(path: Path) -> list[tuple[int, str]]:
         text = path.read_text(encoding="utf-8")
     except (UnicodeDecodeError, OSError):
         return []
-    return [(n, line.strip()) for n, line in enumerate(text.split("\n"), start=1)
-            if line.strip() and not line.strip().startswith("#")]
+    code = ((n, _COMMENT.sub("", line).strip()) for n, line in enumerate(text.split("\n"), start=1))
+    return [(n, line) for n, line in code if line]
 
 
 def scan_verifier(folder: Path, package: Path) -> list[str]:
@@ -72,22 +90,11 @@ def scan_verifier(folder: Path, package: Path) -> list[str]:
         where = relative_to(path, package)
         shell = path.suffix in SHELL_SUFFIXES
         for number, line in _lines(path):
-            at, text = f"{where}:{number}", shown(line)
-            if PIPE_TO_SHELL.search(line):
-                todo.append(f"{at}: pipes a download into a shell at verification time (`{text}`); the verifier has "
-                            "no network: install what it needs in environment/Dockerfile, pinned")
-            elif INSTALL.search(line):
-                todo.append(f"{at}: installs packages at verification time (`{text}`); the verifier has no network "
-                            "and must not install: install them in environment/Dockerfile, pinned")
-            elif FETCH.search(line) and shell:
-                todo.append(f"{at}: downloads at verification time (`{text}`); the verifier has no network: put what "
-                            "it fetches in environment/Dockerfile")
-            if LOCAL_SERVICE.search(line):
-                todo.append(f"{at}: talks to a local service (`{text}`); the arena verifies in a fresh container "
-                            "from the agent's final files, without its processes or a network")
-            if AGENT_LOG_PATHS.search(line):
-                todo.append(f"{at}: reads the agent's logs (`{text}`); a verifier judges the final state only, never "
-                            "the transcript: check the files the task asks for instead")
+            first = next((what for pattern, shell_only, what in _ONE_OF
+                          if pattern.search(line) and (shell or not shell_only)), None)
+            found = [first] if first else []
+            found += [what for pattern, what in _ALSO if pattern.search(line)]
+            todo += [f"{where}:{number}: {what.format(shown(line))}" for what in found]
     return todo
 
 

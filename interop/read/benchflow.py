@@ -43,8 +43,7 @@ def frontmatter(root: Path) -> Frontmatter:
                            first.fix if first else "Begin the file with '---', the frontmatter, and a closing '---'.",
                            first.line if first else 1)
     lines = {key: line + document.frontmatter_first_line - 1 for key, line in document.frontmatter.lines.items()}
-    data = document.frontmatter.data
-    assert isinstance(data, dict)  # read_task_file reports any other frontmatter as an error
+    data = document.frontmatter.data if isinstance(document.frontmatter.data, dict) else {}
     return Frontmatter(data, Locator(DOCUMENT, lines), document.body, document.body_first_line)
 
 

@@ -110,6 +110,8 @@ def _compose(source: SourceTask, root: Path) -> str:
     service = services.get(main) if isinstance(services.get(main), dict) else {}
     build = service.get("build", ".")
     context = str(build.get("context", ".") if isinstance(build, dict) else build)
+    source.mapped(where, f"service {main}: the image is built from {context if context != '.' else 'the top folder'}"
+                  " (environment/); its container settings (command, volumes, image name) are the arena's own")
     if isinstance(service.get("working_dir"), str) and "${" not in service["working_dir"]:
         source.workdir = service["working_dir"]
         source.mapped(locator.where(("services", str(main), "working_dir")), f"working_dir {source.workdir}")

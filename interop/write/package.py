@@ -106,13 +106,15 @@ def _environment(source: SourceTask, folder: Path) -> str:
 def _append_block(dockerfile: Path, image: VerifierImage, workdir: str | None, user: str | None) -> None:
     """The verifier image's setup lines, marked, restoring the agent image's WORKDIR and USER after them."""
     lines = list(image.lines)
+    while lines and lines[-1].startswith(("WORKDIR ", "USER ")):
+        lines.pop()  # they only matter to the lines after them
     if any(line.startswith("WORKDIR ") for line in lines):
         lines.append(f"WORKDIR {workdir or '/'}")
     if any(line.startswith("USER ") for line in lines):
         lines.append(f"USER {user or 'root'}")
     text = dockerfile.read_text(encoding="utf-8")
-    block = (f"{BLOCK_START} ({image.dockerfile}), built in: the arena verifies in a container made from\n"
-             "# this image, without a network, so the tools the tests need must be installed here.\n"
+    block = (f"{BLOCK_START} ({image.dockerfile}).\n# The arena verifies in a container made from this "
+             "image, without a network: the tools the tests need are installed here.\n"
              + "\n".join(lines) + f"\n{BLOCK_END}\n")
     dockerfile.write_text(text + ("" if text.endswith("\n") else "\n") + block, encoding="utf-8")
 
@@ -206,7 +208,8 @@ def _drop_unreachable_fallbacks(source: SourceTask, folder: Path, data: Path) ->
         lines = text.split("\n")
         for dead in fallbacks:
             for index in range(dead.first - 1, dead.last):
-                lines[index] = f": # arena import, unreachable: {lines[index].strip()}"
+                indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
+                lines[index] = f"{indent}: # arena import, unreachable: {lines[index].strip()}"
             where = relative_to(path, folder)
             source.mapped(f"{where}:{dead.first}-{dead.last}", f"the branch that runs only without {dead.tool} "
                           f"(the check at line {dead.guard_line}) is unreachable: environment/Dockerfile:"

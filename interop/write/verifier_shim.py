@@ -35,13 +35,15 @@ def shim_text(spec: ShimSpec) -> str:
     reward = ("Its exit status is the reward, as the format has it: 0 scores 1, anything else 0 (a timeout is a "
               "verifier error)." if spec.reward_from == "exit-status" else
               "It writes its reward to /logs/verifier/reward.json (which wins) or reward.txt; that reward becomes the "
-              "arena's reward JSON, with the script's exit status and the tail of its output as details. A missing, "
-              "unreadable, non-finite or out-of-range (outside [0, 1]) reward is a verifier error: nothing is written "
-              "to ARENA_OUTPUT and the exit status is 1.")
+              "arena's reward JSON, with the script's exit status as details. A missing, unreadable, non-finite or "
+              "out-of-range (outside [0, 1]) reward is a verifier error: nothing is written to ARENA_OUTPUT and the "
+              "exit status is 1.")
+    about_output = ("The tail of the script's output goes to stderr, which the arena keeps with the verifier's "
+                    "output; it is not part of the details, whose timings would make two verifications differ.")
     about = (f"The original test files are in {DATA_DIR}/ beside this file (the arena copies them in at verification "
              f"time only). They are put where {name} puts them ({spec.mount}), replacing anything the agent left "
              f"there, and {spec.test_script} runs as {name} runs it: by its shebang (sh when it has none), as root, "
-             f"in {spec.workdir}.{placed} {reward}")
+             f"in {spec.workdir}.{placed} {reward} {about_output}")
     links = "(" + "".join(f"{json.dumps(link)}, " for link in spec.links).rstrip() + ")"
     placements = "".join(f"    ({json.dumps(s)}, {json.dumps(d)}),\n" for s, d in spec.placements)
     return _TEMPLATE.format(
@@ -201,6 +203,11 @@ def read_reward() -> tuple[float, str, dict]:
 def main() -> int:
     try:
         status, tail = run(install_tests())
+    except (VerifierError, OSError) as exc:
+        print("verifier error:", exc, file=sys.stderr)
+        return 1
+    print(tail, file=sys.stderr)
+    try:
         if REWARD_FROM == "exit-status":
             reward, source, others = (1.0 if status == 0 else 0.0), "exit status", {{}}
         else:
@@ -208,7 +215,7 @@ def main() -> int:
     except (VerifierError, OSError) as exc:
         print("verifier error:", exc, file=sys.stderr)
         return 1
-    details = {{"source_format": SOURCE_FORMAT, "reward_file": source, "exit_code": status, "output_tail": tail}}
+    details = {{"source_format": SOURCE_FORMAT, "reward_file": source, "exit_code": status}}
     if others:
         details["other_rewards"] = others
     Path(os.environ["ARENA_OUTPUT"]).write_text(json.dumps({{"reward": reward, "details": details}}))
