@@ -94,3 +94,29 @@ def test_any_text_as_frontmatter_reads_or_fails_with_an_interop_error(text: str)
             import_task(task_with(tmp, text.replace("\r", "")), tmp / "out", domain="healthcare")
         except InteropError as exc:
             assert exc.file == "task.md" or exc.file, exc
+
+
+TOML_SCALARS = st.one_of(st.booleans(), st.integers(-5, 10**7), st.floats(allow_nan=False), st.text(max_size=24))
+TOML_VALUES = st.recursive(TOML_SCALARS, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+    KEYS, inner, max_size=4), max_leaves=25)
+OTHER_FORMATS = {"harbor": ("harbor/sensor-drift", "task.toml"), "terminal-bench": ("terminal-bench/quota-report",
+                                                                                      "task.yaml")}
+
+
+@pytest.mark.parametrize("fmt", sorted(OTHER_FORMATS))
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.dictionaries(KEYS, TOML_VALUES, max_size=8))
+def test_any_harbor_or_older_terminal_bench_config_imports_or_fails_with_an_interop_error(fmt: str,
+                                                                                         data: dict) -> None:
+    import tomli_w
+
+    fixture, config = OTHER_FORMATS[fmt]
+    with tempfile.TemporaryDirectory() as folder:
+        task = Path(folder) / "task"
+        shutil.copytree(FIXTURE.parent.parent / fixture, task)
+        text = tomli_w.dumps(data) if config.endswith(".toml") else yaml.safe_dump(data, sort_keys=False)
+        (task / config).write_text(text, encoding="utf-8")
+        try:
+            import_task(task, Path(folder) / "out", domain="finance", github="someone", license="MIT")
+        except InteropError as exc:
+            assert exc.file and exc.fix, exc

@@ -65,7 +65,8 @@ def _config(root: Path) -> dict:
 
 def is_arena_export(root: Path) -> bool:
     """Whether a Harbor task was written by `arena export` (and still carries the package)."""
-    arena = _config(root).get("metadata", {}).get("arena", {})
+    metadata = _config(root).get("metadata")
+    arena = metadata.get("arena") if isinstance(metadata, dict) else None
     return isinstance(arena, dict) and arena.get("format") == FORMAT and (root / BUNDLE / "task.md").is_file()
 
 

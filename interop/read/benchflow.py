@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from interop.files import find_canary, inside, outside_why, strip_canary, task_folder
+from interop.files import find_canary, inside, outside_why, relative_to, strip_canary, task_folder
 from interop.model import BENCHFLOW, InteropError, Sourced, SourceTask
 from interop.read import sections
 from interop.read.benchflow_body import composition, resolve_turns, split_body
@@ -142,7 +142,7 @@ def _layout(source: SourceTask, paths: dict[str, str]) -> None:
         source.lost(f"{verifier.name}/verifier.md", f"its verifier strategies are not read; the arena runs "
                     f"{source.test_script}")
     if not (verifier / source.test_script).is_file():
-        where = (verifier / source.test_script).relative_to(root).as_posix()
+        where = relative_to(verifier / source.test_script, root)
         raise InteropError(where, "is missing", "The arena runs a deterministic test script; add it (a judge that "
                            "calls a model cannot run without a network).")
     if not (source.environment_dir / "Dockerfile").is_file() and not source.docker_image:

@@ -103,7 +103,8 @@ def clear(path: str) -> None:
 
 def place(source: str, target: str) -> None:
     """Put a test file (or folder, merged into what is there) where the source's verifier image had it."""
-    if os.path.islink(target) or (os.path.exists(target) and not os.path.isdir(source)):
+    if os.path.lexists(target) and not (os.path.isdir(source) and os.path.isdir(target) and
+                                        not os.path.islink(target)):
         clear(target)
     os.makedirs(os.path.dirname(target) or "/", exist_ok=True)
     if os.path.isdir(source):
