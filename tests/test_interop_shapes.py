@@ -439,3 +439,15 @@ def test_arena_import_shows_each_problem_once(tmp_path: Path) -> None:
     verbose = CliRunner().invoke(import_command, [str(FIXTURES / "harbor" / "invoice-total"), "--out",
                                                   str(tmp_path / "v"), "-v"], env={"COLUMNS": "200"})
     assert verbose.exit_code == 0 and "\nMapped (" in verbose.output and "domain finance from" in verbose.output
+
+
+def test_only_what_runs_at_verification_is_scanned(tmp_path: Path) -> None:
+    """A shared-mode verifier never builds tests/Dockerfile, and a README may say anything: neither is a to-do."""
+    task = copy("harbor/sensor-drift", tmp_path)
+    edit(task / "task.toml", 'environment_mode = "separate"', 'environment_mode = "shared"\n\n[verifier.environment]\n'
+         'docker_image = "acme/grader:2"')
+    (task / "tests" / "README.md").write_text("To run by hand: pip install pytest && curl -s localhost:8000\n")
+    result = import_task(task, tmp_path / "out")
+    assert not [e for e in result.report.todo if e.startswith("verifier_data/")], result.report.todo
+    assert entries(result, "lost", "verifier.environment.docker_image' is ignored: in shared mode")
+    assert "# >>> arena import" not in (result.package_path / "environment" / "Dockerfile").read_text()

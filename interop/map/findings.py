@@ -89,6 +89,8 @@ def scan_verifier(folder: Path, package: Path) -> list[str]:
     for path in walk_files(folder, package):
         where = relative_to(path, package)
         shell = path.suffix in SHELL_SUFFIXES
+        if path.name == "Dockerfile" or not (shell or path.suffix == ".py"):
+            continue  # only what runs at verification: scripts and Python (docs and data may mention anything)
         for number, line in _lines(path):
             first = next((what for pattern, shell_only, what in _ONE_OF
                           if pattern.search(line) and (shell or not shell_only)), None)

@@ -112,6 +112,7 @@ def _verifier_environment(verifier: Table, sandbox_key: str) -> None:
         raise InteropError(verifier.locator.file, f"verifier.{mode_key} is {mode!r}", "Use shared or separate.",
                            verifier.locator.line((*verifier.path, mode_key)))
     if mode == "shared" or (mode is None and not env.data):
+        env.report_unread("is ignored: in shared mode the verifier runs in the agent's environment")
         return
     source.verifier_separate = verifier.where(mode_key if mode else sandbox_key)
     image = env.text("docker_image") or env.text("image")
