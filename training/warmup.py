@@ -106,7 +106,7 @@ def _train_and_merge(base: LocalModel, settings: dict, target: Path) -> None:
             args=SFTConfig(output_dir=str(staging / "sft"), num_train_epochs=settings["epochs"],
                            learning_rate=settings["learning_rate"], per_device_train_batch_size=8,
                            assistant_only_loss=True, report_to=[], save_strategy="no", logging_steps=5,
-                           seed=settings["seed"], disable_tqdm=True, use_cpu=True))
+                           seed=settings["seed"], disable_tqdm=True, use_cpu=True, gradient_checkpointing=False))
         trainer.train()
         merged = trainer.model.merge_and_unload()
         shutil.rmtree(staging / "sft", ignore_errors=True)
