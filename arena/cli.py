@@ -18,6 +18,7 @@ from arena.exit_codes import EPILOG, ExitCode
 from arena.explain_command import explain_command
 from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
+from arena.train_command import train_command
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import display_path, find_packages
 from taskpkg.domains import DOMAINS
@@ -160,7 +161,8 @@ def bot_command() -> None:
     run_bot()
 
 
-for command in (run_command, gc_command, explain_command, import_command, export_command, changed_command, site_group):
+for command in (run_command, gc_command, explain_command, import_command, export_command, changed_command, site_group,
+                train_command):
     cli.add_command(command)
 
 
