@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.backends import BackendError, Reply, Sampling
+from agents.backends import BackendError, Reply, Sampling, template_options
 from agents.parse import parse_reply
 
 
@@ -32,7 +32,7 @@ class VllmBackend:
         params = SamplingParams(max_tokens=sampling.max_new_tokens, temperature=sampling.temperature,
                                 top_p=sampling.top_p, seed=sampling.seed, skip_special_tokens=False)
         outputs = self.llm.chat(messages, params, tools=tools, lora_request=self.lora, use_tqdm=False,
-                                chat_template_kwargs={"enable_thinking": sampling.enable_thinking})
+                                chat_template_kwargs=template_options(sampling))
         completion = outputs[0].outputs[0]
         raw = completion.text.split("<|im_end|>")[0]
         return Reply(parse_reply(raw), raw, len(completion.token_ids), len(outputs[0].prompt_token_ids or []))
