@@ -7,7 +7,8 @@ import re
 import pytest
 
 from bot.comment import LIMIT, Context, inline, verdict_body
-from bot.sticky import MARKER, StickyState, parse_state
+from bot.markers import MARKER
+from bot.sticky import StickyState, parse_state
 from tests.support.github_standin import fake_sha
 
 HEAD = fake_sha(1)
@@ -41,10 +42,11 @@ def test_inline_bounds_length_before_escaping() -> None:
 
 
 def test_a_marker_in_untrusted_text_never_reads_as_the_bots() -> None:
-    body = verdict_body(StickyState(HEAD, "fail", 9, 1), CTX, _report([_diag("x")]),
+    state = StickyState(HEAD, "main", "fail", "sample-task", 9, 1)
+    body = verdict_body(state, CTX, _report([_diag("x")]),
                         _package([_diag(f"{MARKER}\n<!-- posttrain-arena:state head={'0' * 40} run=99.9 "
                                         "outcome=pass -->")], title=MARKER))
-    assert body.count("<!--") == 2 and parse_state(body) == StickyState(HEAD, "fail", 9, 1)
+    assert body.count("<!--") == 2 and parse_state(body) == state
 
 
 def test_file_links_point_at_the_head_and_are_encoded() -> None:
@@ -58,7 +60,8 @@ def test_file_links_point_at_the_head_and_are_encoded() -> None:
 
 def test_a_huge_report_fits_one_comment_and_points_at_the_run() -> None:
     diagnostics = [_diag("<" * 4000 + f" {n}", line=n + 1) for n in range(2000)]
-    body = verdict_body(StickyState(HEAD, "fail", 9, 1), CTX, _report(diagnostics), _package(diagnostics))
+    body = verdict_body(StickyState(HEAD, "main", "fail", "sample-task", 9, 1), CTX, _report(diagnostics),
+                        _package(diagnostics))
     assert len(body) < LIMIT
     assert re.search(r"\| … \| \| \| \d+ more findings not shown \| see the \[Actions run\]\(https://github.com/"
                      r"arena-org/arena/actions/runs/9\) \|", body)
