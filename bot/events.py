@@ -81,8 +81,8 @@ def on_workflow_run(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
         return [Ignore("the run has no head commit, repository or branch")]
     if "pulls_by_head" not in facts.fetched:
         return [Need("pulls_by_head", (head_repo, run["head_branch"]))]
-    candidates = facts.pulls_by_head or []
-    pull = next((p for p in candidates if p.head_sha == head_sha), candidates[0] if candidates else None)
+    candidates = sorted(facts.pulls_by_head or [], key=lambda p: (p.head_sha != head_sha, not p.on_default_branch))
+    pull = candidates[0] if candidates else None
     if pull is None:
         return [Ignore(f"no open pull request comes from {head_repo}:{run['head_branch']}")]
     if pull.head_sha != head_sha:

@@ -231,7 +231,7 @@ def list_issue_comments(client: Client, number: int) -> list[Comment]:
 def get_comment(client: Client, comment_id: int) -> Comment | None:
     """One issue comment, or None when it is gone."""
     try:
-        return _comment(client.repo.get_issue_comment(comment_id))
+        return _comment(_comment_object(client, comment_id))
     except GithubException as exc:
         if exc.status == 404:
             return None

@@ -115,6 +115,7 @@ def explain(bot: Run, event: str, payload: dict, facts: Facts, exc: Exception) -
             return True
         pull = _pull_of(event, payload, facts)
         if pull is None or not SHA.match(pull.head_sha):
+            error("could not post an explanation either: the pull request could not be read")
             return False
         run = payload.get("workflow_run") or {}
         state = (int(run.get("id") or 0), int(run.get("run_attempt") or 1)) if run else (0, 0)

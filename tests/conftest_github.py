@@ -84,7 +84,8 @@ class World:
         returns the process and the file its GITHUB_OUTPUT names (what it hands the launch job)."""
         output = self.tmp / f"output-{self.events + 1}"
         output.touch()
-        env = os.environ | self.env(event, data, report, ARENA_LAUNCH_HANDOFF="1", GITHUB_OUTPUT=str(output), **extra)
+        env = os.environ | self.env(event, data, report, **({"ARENA_LAUNCH_HANDOFF": "1", "GITHUB_OUTPUT": str(output)}
+                                                             | extra))
         return subprocess.Popen([sys.executable, "-m", "bot.main"], env=env, cwd=ROOT, stdout=subprocess.PIPE,
                                 stderr=subprocess.STDOUT, text=True), output
 
@@ -162,7 +163,9 @@ class World:
 
     # ----- what the bot left --------------------------------------------------------------------------------------
     def stickies(self, number: int) -> list[dict]:
-        return [c for c in self.hub.comments(self.repo, number) if c["body"].startswith(MARKER)]
+        """The bot's sticky comments (anyone else's copies of the marker are not)."""
+        return [c for c in self.hub.comments(self.repo, number)
+                if c["body"].startswith(MARKER) and c["user"] == self.hub.bot_login]
 
     def sticky(self, number: int) -> dict:
         (only,) = self.stickies(number)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from bot.comment import LIMIT, Context, inline, verdict_body
+from bot.comment import LIMIT, Context, inline, neutralise, verdict_body
 from bot.markers import MARKER
 from bot.sticky import StickyState, parse_state
 from tests.support.github_standin import fake_sha
@@ -34,6 +37,25 @@ CTX = Context("https://github.com", "arena-org/arena", HEAD, "attacker:branch", 
 ])
 def test_inline_makes_untrusted_text_inert(text: str, expected: str) -> None:
     assert inline(text) == expected
+
+
+@pytest.mark.parametrize("invisible", [
+    "\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",  # bidi controls
+    "\u200e", "\u200f", "\u061c",  # LRM, RLM, ALM
+    "\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", "\u2061", "\u2064", "\u180e",  # zero width
+    "\U000e0001", "\U000e0041", "\U000e007f",  # tag characters
+])
+def test_every_invisible_formatting_character_is_removed(invisible: str) -> None:
+    assert neutralise(f"pay{invisible}pal") == "paypal"
+
+
+@given(st.text(st.characters(codec="utf-8") | st.sampled_from("\u202e\u2066\U000e0041\ufeff\u2028\x00\r\n")))
+def test_inline_leaves_no_control_or_invisible_character_but_its_own(text: str) -> None:
+    out = inline(text)
+    categories = {unicodedata.category(c) for c in out if c != "\u200b"}
+    assert not categories & {"Cf", "Cc", "Zl", "Zp", "Cs", "Cn"}, out
+    for at in (m.start() for m in re.finditer("\u200b", out)):  # each one the bot put there to break a link
+        assert out[at - 1] in "@#-:w", out
 
 
 def test_inline_bounds_length_before_escaping() -> None:

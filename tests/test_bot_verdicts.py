@@ -98,7 +98,8 @@ def test_a_stale_report_for_an_old_head_never_overwrites_the_newer_verdict(world
 
 def test_an_earlier_attempt_delivered_after_a_rerun_is_ignored(world: World, reports: dict[str, Path]) -> None:
     number, _ = world.open_fork_pr(ENV_FILES, sha(1))
-    assert world.run("workflow_run", world.run_event(number, run_id=801, attempt=2, conclusion="success"), reports["fixed"]) == 0
+    event = world.run_event(number, run_id=801, attempt=2, conclusion="success")
+    assert world.run("workflow_run", event, reports["fixed"]) == 0
     assert world.run("workflow_run", world.run_event(number, run_id=801, attempt=1), reports["broken"]) == 0
     assert "✅" in world.sticky(number)["body"] and world.hub.labels(REPO, number) == ["arena: checks passed"]
     assert world.run("pull_request_target", world.pr_event("reopened", number)) == 0  # pending never beats a verdict

@@ -47,18 +47,19 @@ def _tokenize(text: str) -> list[tuple[str, str]]:
 
 
 def _or(tokens: list, context: dict) -> tuple[Any, list]:
-    value, tokens = _and(tokens, context)
-    while tokens and tokens[0] == ("op", "||"):
-        right, tokens = _and(tokens[1:], context)
-        value = value if truthy(value) else right
-    return value, tokens
+    return _logical(tokens, context, "||", _and, lambda left, right: left if truthy(left) else right)
 
 
 def _and(tokens: list, context: dict) -> tuple[Any, list]:
-    value, tokens = _compare(tokens, context)
-    while tokens and tokens[0] == ("op", "&&"):
-        right, tokens = _compare(tokens[1:], context)
-        value = right if truthy(value) else value
+    return _logical(tokens, context, "&&", _compare, lambda left, right: right if truthy(left) else left)
+
+
+def _logical(tokens: list, context: dict, op: str, operand: Any, combine: Any) -> tuple[Any, list]:
+    """A left-associative chain of `op`, whose operands are read by `operand` (the next tighter level)."""
+    value, tokens = operand(tokens, context)
+    while tokens and tokens[0] == ("op", op):
+        right, tokens = operand(tokens[1:], context)
+        value = combine(value, right)
     return value, tokens
 
 
