@@ -32,6 +32,7 @@ from bot.actions import Need, Reply
 from bot.comment import inline, neutralise
 from bot.events import SHA, decide, failure_notice, refresh_event
 from bot.execute import Run, execute, gather, publish
+from bot.markers import reply_marker
 from bot.model import Config, Facts, Pull
 from validators.render_github import escape_data
 
@@ -110,7 +111,8 @@ def explain(bot: Run, event: str, payload: dict, facts: Facts, exc: Exception) -
             details = f" Details: [Actions run]({cfg.run_url})." if cfg.run_url else ""
             started = ("the launch job was handed the request it accepted" if bot.handed_on
                        else "nothing was started")
-            body = f"The arena bot failed while handling this command ({inline(reason)}); {started}.{details}"
+            note = f"The arena bot failed while handling this command ({inline(reason)}); {started}.{details}"
+            body = f"{reply_marker(int(payload['comment']['id']), 'failure')}\n{note}"
             execute(bot, [Reply(int(payload["issue"]["number"]), body)], facts)
             return True
         pull = _pull_of(event, payload, facts)

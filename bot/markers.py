@@ -5,7 +5,8 @@ and a Bot account: a marker in anyone else's comment means nothing. Markers let 
 already wrote (after an ambiguous failure, or a second delivery of the same event) instead of writing it again:
 
 - the sticky comment: MARKER, then its state line (bot.sticky);
-- a reply to a command: `<!-- posttrain-arena:reply to=<comment id> -->`;
+- a reply to a command: `<!-- posttrain-arena:reply to=<comment id> -->`, or `failure` for the note that the bot
+  failed on it;
 - an accepted training request, under its reply line: `<!-- posttrain-arena:train env=<name> head=<sha> base=<ref> -->`.
 """
 
@@ -36,8 +37,9 @@ def decode_ref(text: str) -> str:
     return unquote(text)
 
 
-def reply_marker(to: int) -> str:
-    return f"<!-- posttrain-arena:reply to={int(to)} -->"
+def reply_marker(to: int, kind: str = "reply") -> str:
+    """The first line of a reply to command comment `to` (kind: reply, or failure for the bot's failure note)."""
+    return f"<!-- posttrain-arena:{kind} to={int(to)} -->"
 
 
 def reply_to(comment: Comment) -> int | None:
