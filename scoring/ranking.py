@@ -158,7 +158,7 @@ def _joint_rank_intervals(members: list[ResultRecord], results_dir: Path) -> np.
             macro += observed[d] + (replicate - observed[d]) * inflation[d]
         return np.stack([_competition_ranks(row) for row in macro])
 
-    ranks = np.concatenate(run_chunks(work, RANK_SEED, RANK_RESAMPLES, None))
+    ranks = np.concatenate(run_chunks(work, RANK_SEED, RANK_RESAMPLES, layout.units * len(present), None))
     tail = (1 - RANK_CONFIDENCE) / 2 * 100
     low = np.percentile(ranks, tail, axis=0, method="lower")
     high = np.percentile(ranks, 100 - tail, axis=0, method="higher")

@@ -33,7 +33,8 @@ import numpy as np
 
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
-CHUNK = 500  # replicates per chunk: a chunk's index arrays stay within the CPU caches
+CHUNK_DRAWS = 1 << 16  # unit draws per chunk: big enough to amortise numpy's per-call cost, small enough for caches
+MIN_CHUNK = 256
 IMPROVES, NO_CHANGE, HURTS = "improves", "no_detectable_change", "hurts"
 SIGN_FLIP_STREAM = 0x5F11  # the permutation test draws from its own stream of the seed
 T = TypeVar("T")
@@ -108,26 +109,71 @@ def make_layout(domains: Sequence[str], clusters: Sequence[str | None], order: S
                   tuple(clustered))
 
 
+def draw_domain(layout: Layout, domain: int, rng: np.random.Generator, size: int) -> np.ndarray:
+    """(size, m) unit indices (global) of one domain's m units, drawn with replacement."""
+    m, start = layout.unit_count(domain), int(layout.bounds[domain])
+    small = np.uint16 if m <= np.iinfo(np.uint16).max else np.int64  # fewer random bits, the same draws
+    return rng.integers(0, m, size=(size, m), dtype=small).astype(np.intp) + start
+
+
 def draw_units(layout: Layout, rng: np.random.Generator, size: int) -> list[np.ndarray]:
     """One chunk of bootstrap draws: per domain, (size, m_d) unit indices (global) drawn with replacement."""
-    drawn = []
-    for d in range(len(layout.domains)):
-        m, start = layout.unit_count(d), int(layout.bounds[d])
-        small = np.uint16 if m <= np.iinfo(np.uint16).max else np.int64  # fewer random bits, the same draws
-        drawn.append(rng.integers(0, m, size=(size, m), dtype=small).astype(np.intp) + start)
-    return drawn
+    return [draw_domain(layout, d, rng, size) for d in range(len(layout.domains))]
 
 
-def chunk_seeds(seed: int, resamples: int) -> list[tuple[np.random.SeedSequence, int]]:
-    """(seed, replicates) per chunk: the replicates depend on seed alone, whatever runs them."""
-    sizes = [min(CHUNK, resamples - start) for start in range(0, resamples, CHUNK)]
+class LatticeMean:
+    """The exact bootstrap distribution of the mean of m items whose values lie on a lattice of step 1/q.
+
+    Binary rewards averaged over K samples give differences in steps of 1/K. Resampling m such items with
+    replacement makes their sum the m-fold convolution of the items' empirical distribution: computed once by FFT,
+    after which a replicate is one inverse-CDF draw instead of m. Same distribution, so the same bootstrap.
+    """
+
+    MAX_STEP = 64
+    MAX_SUPPORT = 1 << 20
+
+    def __init__(self, support: np.ndarray, cdf: np.ndarray) -> None:
+        self.support = support
+        self.cdf = cdf
+
+    @classmethod
+    def of(cls, values: np.ndarray) -> LatticeMean | None:
+        """The distribution for these item values, or None when they lie on no lattice of step 1/q, q ≤ 64."""
+        step = next((q for q in range(1, cls.MAX_STEP + 1)
+                     if np.all(np.abs(values * q - np.round(values * q)) < 1e-9)), None)
+        if step is None:
+            return None
+        points = np.round(values * step).astype(np.int64)
+        low, span, m = int(points.min()), int(points.max() - points.min()), points.size
+        if m * span + 1 > cls.MAX_SUPPORT:
+            return None
+        pmf = np.bincount(points - low, minlength=span + 1) / m
+        length = 1 << int(m * span).bit_length()  # ≥ m·span + 1: the circular convolution never wraps
+        summed = np.fft.irfft(np.fft.rfft(pmf, length) ** m, length)[: m * span + 1]
+        cdf = np.cumsum(np.clip(summed, 0, None))
+        return cls((m * low + np.arange(m * span + 1)) / (step * m), cdf / cdf[-1])
+
+    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """size replicate means."""
+        return self.support[np.minimum(np.searchsorted(self.cdf, rng.random(size), side="right"),
+                                       self.support.size - 1)]
+
+
+def chunk_size(units: int) -> int:
+    """Replicates per chunk for a layout of this many units."""
+    return max(MIN_CHUNK, CHUNK_DRAWS // max(units, 1))
+
+
+def chunk_seeds(seed: int, resamples: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
+    """(seed, replicates) per chunk: the replicates depend on the seed (and the layout) alone, whatever runs them."""
+    sizes = [min(chunk, resamples - start) for start in range(0, resamples, chunk)]
     return list(zip(np.random.SeedSequence(seed).spawn(len(sizes)), sizes, strict=True))
 
 
-def run_chunks(work: Callable[[np.random.Generator, int], T], seed: int, resamples: int,
+def run_chunks(work: Callable[[np.random.Generator, int], T], seed: int, resamples: int, units: int,
                workers: int | None) -> list[T]:
     """Apply work(rng, size) to every chunk, on threads (numpy releases the GIL in the heavy parts)."""
-    chunks = chunk_seeds(seed, resamples)
+    chunks = chunk_seeds(seed, resamples, chunk_size(units))
     threads = max(1, min(workers or os.cpu_count() or 1, len(chunks)))
     if threads == 1:
         return [work(np.random.default_rng(s), n) for s, n in chunks]
@@ -141,16 +187,22 @@ def bootstrap_domain_deltas(layout: Layout, differences: np.ndarray, resamples: 
     sums = layout.unit_sums(differences)
     sizes = layout.unit_sizes
     observed = domain_means(layout, differences)
-    unit_items = [bool(np.all(sizes[layout.bounds[d]:layout.bounds[d + 1]] == 1)) for d in range(len(layout.domains))]
+    spans = [slice(layout.bounds[d], layout.bounds[d + 1]) for d in range(len(layout.domains))]
+    unit_items = [bool(np.all(sizes[span] == 1)) for span in spans]
+    exact = [LatticeMean.of(sums[span]) if alone else None for span, alone in zip(spans, unit_items, strict=True)]
 
     def work(rng: np.random.Generator, size: int) -> np.ndarray:
         out = np.empty((size, len(layout.domains)))
-        for d, index in enumerate(draw_units(layout, rng, size)):
+        for d in range(len(layout.domains)):
+            if exact[d] is not None:
+                out[:, d] = exact[d].draw(rng, size)
+                continue
+            index = draw_domain(layout, d, rng, size)
             total = sums.take(index).sum(axis=1)
             out[:, d] = total / index.shape[1] if unit_items[d] else total / sizes.take(index).sum(axis=1)
         return out
 
-    replicates = np.concatenate(run_chunks(work, seed, resamples, workers))
+    replicates = np.concatenate(run_chunks(work, seed, resamples, layout.units, workers))
     return observed + (replicates - observed) * layout.inflation()
 
 
@@ -168,8 +220,9 @@ def sign_flip_p_value(layout: Layout, differences: np.ndarray, resamples: int = 
     observed = abs(weights.sum())
     rng = np.random.default_rng([seed, SIGN_FLIP_STREAM])
     exceed = 0
-    for start in range(0, resamples, CHUNK):
-        size = min(CHUNK, resamples - start)
+    chunk = chunk_size(layout.units)
+    for start in range(0, resamples, chunk):
+        size = min(chunk, resamples - start)
         bits = np.unpackbits(rng.integers(0, 256, size=(size, (layout.units + 7) // 8), dtype=np.uint8), axis=1,
                              count=layout.units)
         flipped = weights.sum() - 2.0 * (bits.astype(np.float64) @ weights)  # flipping a unit subtracts it twice
