@@ -18,6 +18,7 @@ from arena.episode_command import gc_command, run_command
 from arena.exit_codes import EPILOG, ExitCode
 from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
+from arena.suite_commands import score_command, suite_group
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import find_packages
 from taskpkg.domains import DOMAINS
@@ -158,7 +159,8 @@ def bot_command() -> None:
     run_bot()
 
 
-for command in (run_command, gc_command, import_command, export_command, changed_command, site_group):
+for command in (run_command, gc_command, import_command, export_command, changed_command, site_group, suite_group,
+                score_command):
     cli.add_command(command)
 
 
