@@ -60,3 +60,21 @@ def make_suite(root: Path, domains: tuple[str, ...] = DOMAINS, instances: tuple[
     manifest = root / "suite.yaml"
     manifest.write_text("# a test suite\n" + yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     return manifest
+
+
+def generate_here(package: object, instance: int) -> tuple[dict, dict[str, bytes]]:
+    """An InstanceMaker that runs a (trusted, test-made) package's generator on this machine, in a scratch folder."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as scratch:
+        workspace = Path(scratch)
+        generator = package.root / package.generator  # type: ignore[attr-defined]
+        done = subprocess.run([sys.executable, "-I", str(generator)], cwd=workspace, capture_output=True, text=True,
+                              env={**os.environ, "ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": str(workspace)},
+                              check=True, timeout=60)
+        files = {p.relative_to(workspace).as_posix(): p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
+        return json.loads(done.stdout), files
