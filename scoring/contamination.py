@@ -39,8 +39,11 @@ from taskpkg.model import TaskPackage
 NGRAM = 13
 SHINGLE = 3
 NUM_PERM = 128
+MINHASH_SCHEME = "affine32"  # datasketch 2's default for new sketches
 NEAR_THRESHOLD = 0.5
 MIN_EXACT_TOKENS = 8
+MAX_SIGNATURE_WORDS = 20_000  # longer texts (big data files) are left to the exact and n-gram checks
+MAX_DIGIT_SHARE = 0.2
 MIN_SHINGLES = 12  # a text with fewer distinctive shingles says too little to call it a near duplicate
 COMMON_SHARE = 0.10
 MIN_COMMON_GROUPS = 3
@@ -109,7 +112,7 @@ def normalize(text: str) -> list[str]:
 
 
 def _hashes(words: list[str]) -> np.ndarray:
-    return np.array([hash(w) for w in words], dtype=np.int64).view(np.uint64)
+    return np.fromiter(map(hash, words), dtype=np.int64, count=len(words)).view(np.uint64)
 
 
 def _rolling(token_hashes: np.ndarray, width: int) -> np.ndarray:
@@ -177,7 +180,9 @@ def _background() -> tuple[set[int], set[int], set[int]]:
         hashes = _hashes(normalize(text))
         grams.update(_rolling(hashes, NGRAM).tolist())
         shingles.update(_rolling(hashes, SHINGLE).tolist())
-        exact.add(_exact_key(text) or 0)
+        key = _exact_key(text)
+        if key is not None:
+            exact.add(key)
     return grams, shingles, exact
 
 
@@ -197,52 +202,43 @@ class _Indexed:
 
 
 class SuiteIndex:
-    """The suite's texts, indexed once for scanning many submissions."""
+    """The suite's texts, indexed once for scanning many submissions (array operations throughout: a suite of
+    thousands of items holds millions of n-grams)."""
 
     def __init__(self, documents: Sequence[Document], canaries: Iterable[str]) -> None:
         self.documents = list(documents)
         self.canaries = sorted({c for c in canaries if c})
         background_grams, background_shingles, background_texts = _background()
-        grams_per_doc, shingles_per_doc, exact_per_doc = [], [], []
-        owners: dict[str, dict[int, set[str]]] = {kind: defaultdict(set) for kind in ("gram", "shingle", "text")}
-        for document in self.documents:
-            hashes = _hashes(normalize(document.text))
-            grams, shingles = np.unique(_rolling(hashes, NGRAM)), np.unique(_rolling(hashes, SHINGLE))
-            exact = _exact_key(document.text)
-            grams_per_doc.append(grams)
-            shingles_per_doc.append(shingles)
-            exact_per_doc.append(exact)
-            for kind, values in (("gram", grams.tolist()), ("shingle", shingles.tolist()),
-                                 ("text", [exact] if exact is not None else [])):
-                for value in values:
-                    owners[kind][value].add(document.group)
-        limit = max(MIN_COMMON_GROUPS, COMMON_SHARE * len({d.group for d in self.documents}))
-        common = {kind: {v for v, who in found.items() if len(who) >= limit} for kind, found in owners.items()}
-        self.ignored_grams = background_grams | common["gram"]
-        self.ignored_shingles = background_shingles | common["shingle"]
-        ignored_texts = background_texts | common["text"]
-        self.gram_owner: dict[int, int] = {}
-        self.exact: dict[int, int] = {}
+        hashes = [_hashes(normalize(d.text)) for d in self.documents]
+        grams = [_rolling(h, NGRAM) for h in hashes]  # repeats within a text are harmless below
+        shingles = [_rolling(h, SHINGLE) if _prose(d.text, h) else _EMPTY for d, h in zip(self.documents, hashes,
+                                                                                           strict=True)]
+        texts = [np.array([k], dtype=np.uint64) if (k := _exact_key(d.text)) is not None else _EMPTY
+                 for d in self.documents]
+        group_of = _group_numbers(self.documents)
+        limit = max(MIN_COMMON_GROUPS, COMMON_SHARE * (int(group_of.max()) + 1 if group_of.size else 0))
+        self.ignored_grams = np.union1d(_array(background_grams), _common(grams, group_of, limit))
+        self.ignored_shingles = np.union1d(_array(background_shingles), _common(shingles, group_of, limit))
+        ignored_texts = np.union1d(_array(background_texts), _common(texts, group_of, limit))
+        self.gram_keys, self.gram_docs = _first_owner(grams, self.ignored_grams)
+        self.text_keys, self.text_docs = _first_owner(texts, ignored_texts)
+        self.permutations = MinHash(num_perm=NUM_PERM, scheme=MINHASH_SCHEME).permutations  # shared by every one
         self.lsh = MinHashLSH(threshold=NEAR_THRESHOLD, num_perm=NUM_PERM)
         self.signatures: dict[int, MinHash] = {}
-        for index, (grams, shingles, exact) in enumerate(zip(grams_per_doc, shingles_per_doc, exact_per_doc,
-                                                              strict=True)):
-            for value in grams.tolist():
-                if value not in self.ignored_grams:
-                    self.gram_owner.setdefault(value, index)
-            if exact is not None and exact not in ignored_texts:
-                self.exact.setdefault(exact, index)
-            signature = self._signature(shingles)
-            if signature is not None:
-                self.signatures[index] = signature
-                self.lsh.insert(str(index), signature)
+        with self.lsh.insertion_session() as session:
+            for index, values in enumerate(shingles):
+                signature = self._signature(values)
+                if signature is not None:
+                    self.signatures[index] = signature
+                    session.insert(str(index), signature)
 
     def _signature(self, shingles: np.ndarray) -> MinHash | None:
-        kept = [s for s in shingles.tolist() if s not in self.ignored_shingles]
-        if len(kept) < MIN_SHINGLES:
+        kept = shingles[~_member(shingles, self.ignored_shingles)]
+        if kept.size < MIN_SHINGLES:
             return None
-        signature = MinHash(num_perm=NUM_PERM, hashfunc=_low_bits)
-        signature.update_batch(kept)
+        signature = MinHash(num_perm=NUM_PERM, hashfunc=_low_bits, permutations=self.permutations,
+                            scheme=MINHASH_SCHEME)
+        signature.update_batch(kept.tolist())
         return signature
 
     @classmethod
@@ -268,16 +264,12 @@ class SuiteIndex:
         found = [Match("canary", document.source, "the suite's canaries", canary)
                  for canary in self.canaries if canary in document.text]
         exact = _exact_key(document.text)
-        if exact is not None and exact in self.exact:
-            found.append(self._match("exact", document, self.exact[exact]))
+        if exact is not None:
+            found += [self._match("exact", document, i) for i in _lookup(self.text_keys, self.text_docs, [exact])]
         hashes = _hashes(normalize(document.text))
-        hit_docs: dict[int, int] = {}
-        for value in np.unique(_rolling(hashes, NGRAM)).tolist():
-            owner = self.gram_owner.get(value)
-            if owner is not None:
-                hit_docs.setdefault(owner, value)
-        found += [self._match("ngram", document, owner) for owner in sorted(hit_docs)]
-        signature = self._signature(np.unique(_rolling(hashes, SHINGLE)))
+        owners = _lookup(self.gram_keys, self.gram_docs, np.unique(_rolling(hashes, NGRAM)))
+        found += [self._match("ngram", document, owner) for owner in sorted(set(owners))]
+        signature = self._signature(_rolling(hashes, SHINGLE)) if _prose(document.text, hashes) else None
         if signature is not None:
             for key in sorted(self.lsh.query(signature), key=int):
                 index = int(key)
@@ -290,9 +282,77 @@ class SuiteIndex:
         return Match(kind, document.source, suite_document.source, suite_document.text[:EXCERPT_CHARS])
 
 
+_EMPTY = np.empty(0, dtype=np.uint64)
+
+
+def _prose(text: str, hashes: np.ndarray) -> bool:
+    """Whether a text is prose, worth a near-duplicate signature: not too long, and not mostly digits (tables of
+    numbers are left to the exact and n-gram checks, which catch copied data with any edit short of every row)."""
+    digits = sum(text.count(d) for d in "0123456789")
+    return hashes.size <= MAX_SIGNATURE_WORDS and digits <= MAX_DIGIT_SHARE * max(len(text), 1)
+
+
+def _array(values: set[int]) -> np.ndarray:
+    return np.array(sorted(values), dtype=np.uint64)
+
+
+def _group_numbers(documents: Sequence[Document]) -> np.ndarray:
+    numbers: dict[str, int] = {}
+    return np.array([numbers.setdefault(d.group, len(numbers)) for d in documents], dtype=np.int64)
+
+
+def _common(per_document: list[np.ndarray], group_of: np.ndarray, limit: float) -> np.ndarray:
+    """Values found in at least `limit` distinct groups."""
+    by_group: dict[int, list[np.ndarray]] = defaultdict(list)
+    for values, group in zip(per_document, group_of.tolist(), strict=True):
+        by_group[group].append(values)
+    distinct = [_runs(np.concatenate(parts))[0] for parts in by_group.values()]
+    if not distinct:
+        return _EMPTY
+    values, counts = _runs(np.concatenate(distinct))
+    return values[counts >= limit]
+
+
+def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct values, sorted, with how often each occurs (np.unique's result, by one plain sort)."""
+    if values.size == 0:
+        return values, np.empty(0, dtype=np.int64)
+    ordered = np.sort(values)
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[starts], np.diff(np.append(starts, ordered.size))
+
+
+def _first_owner(per_document: list[np.ndarray], ignored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct values (less the ignored) and, for each, the first document holding it."""
+    if not per_document:
+        return _EMPTY, np.empty(0, dtype=np.int64)
+    values = np.concatenate(per_document)
+    owners = np.repeat(np.arange(len(per_document)), [v.size for v in per_document])
+    keep = ~np.isin(values, ignored)
+    keys, first = np.unique(values[keep], return_index=True)
+    return keys, owners[keep][first]
+
+
+def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
+    """Whether each value is one of the sorted keys (a binary search each: cheaper than np.isin's sort per call)."""
+    if sorted_keys.size == 0:
+        return np.zeros(values.size, dtype=bool)
+    at = np.minimum(np.searchsorted(sorted_keys, values), sorted_keys.size - 1)
+    return sorted_keys[at] == values
+
+
+def _lookup(keys: np.ndarray, owners: np.ndarray, values: object) -> list[int]:
+    """The owning documents of those values that are keys."""
+    wanted = np.asarray(values, dtype=np.uint64)
+    if keys.size == 0 or wanted.size == 0:
+        return []
+    found = _member(wanted, keys)
+    return owners[np.searchsorted(keys, wanted[found])].tolist()
+
+
 def _exact_key(text: str) -> int | None:
     words = normalize(text)
-    return hash(" ".join(words)) if len(words) >= MIN_EXACT_TOKENS else None
+    return hash(" ".join(words)) & 0xFFFFFFFFFFFFFFFF if len(words) >= MIN_EXACT_TOKENS else None
 
 
 def _low_bits(value: int) -> int:
