@@ -263,14 +263,13 @@ def load_record_file(path: Path, version: int) -> ResultRecord:
     return record
 
 
-def write_json_atomic(path: Path, data: object) -> None:
-    """Write JSON to path so that readers see the old file or the new one, never half of one."""
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write text to path so that readers see the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, sort_keys=False)
-            handle.write("\n")
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(temporary, 0o644)
@@ -278,6 +277,11 @@ def write_json_atomic(path: Path, data: object) -> None:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON (indented, one trailing newline) atomically."""
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
 
 
 def record_path(results_dir: Path, environment: str, run_id: str) -> Path:

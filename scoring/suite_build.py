@@ -19,7 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from scoring.suite import MANIFEST, Suite, SuiteError, load_suite, read_document
+from scoring.results import write_text_atomic
+from scoring.suite import Suite, SuiteError, load_suite, read_document
 from taskpkg.digest import tree_digest
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
@@ -57,7 +58,7 @@ def add_package(manifest: Path, source: Path, instances: list[int], cluster: str
     if bump_version:
         major, minor, _ = (int(x) for x in data["version"].split("."))
         data["version"] = f"{major}.{minor + 1}.0"
-    _write(manifest, header + yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=120,
+    write_text_atomic(manifest, header + yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=120,
                                              allow_unicode=True))
     try:
         return load_suite(manifest, check_balance=False)
@@ -65,7 +66,7 @@ def add_package(manifest: Path, source: Path, instances: list[int], cluster: str
         if previous is None:
             manifest.unlink()
         else:
-            _write(manifest, previous)  # the suite stays as it was
+            write_text_atomic(manifest, previous)  # the suite stays as it was
         raise
 
 
@@ -117,16 +118,3 @@ def _place(package: TaskPackage, root: Path) -> Path:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return target
-
-
-def _write(manifest: Path, text: str) -> None:
-    """Replace the manifest atomically."""
-    manifest.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=manifest.parent, prefix=f".{MANIFEST}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, manifest)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
