@@ -17,7 +17,6 @@ from pathlib import Path
 import click
 from docker.errors import DockerException
 
-from arena.checking import check_packages, display_path
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable, engine_available
 from sandbox.episode import InitialState, Sandbox
@@ -34,10 +33,12 @@ from scoring.suite import (
 )
 from scoring.suite_build import add_package
 from scoring.suite_check import Finding, ItemRunner, ItemTrial, check_items, check_layout
+from taskpkg.discover import display_path
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
 from validators.agents import nop_agent, oracle_agent
+from validators.checking import check_packages
 from validators.dynamic import NOP_FLOOR, pick_instances
 
 SUITE_OPTION = click.option("--suite", "suite_path", envvar=ENV_VARIABLE, show_envvar=True,
