@@ -22,11 +22,13 @@ The public verdict (`GateResult.public`) is pass / flagged with counts only; the
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -111,8 +113,15 @@ def normalize(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
+@lru_cache(maxsize=1 << 20)
+def _stable_hash(text: str) -> int:
+    """64 bits of BLAKE2b: the same in every process (Python's hash() is salted per process, which would make the
+    MinHash estimates, and so the verdict near the threshold, vary from run to run)."""
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+
+
 def _hashes(words: list[str]) -> np.ndarray:
-    return np.fromiter(map(hash, words), dtype=np.int64, count=len(words)).view(np.uint64)
+    return np.fromiter(map(_stable_hash, words), dtype=np.uint64, count=len(words))
 
 
 def _rolling(token_hashes: np.ndarray, width: int) -> np.ndarray:
@@ -352,7 +361,7 @@ def _lookup(keys: np.ndarray, owners: np.ndarray, values: object) -> list[int]:
 
 def _exact_key(text: str) -> int | None:
     words = normalize(text)
-    return hash(" ".join(words)) & 0xFFFFFFFFFFFFFFFF if len(words) >= MIN_EXACT_TOKENS else None
+    return _stable_hash(" ".join(words)) if len(words) >= MIN_EXACT_TOKENS else None
 
 
 def _low_bits(value: int) -> int:

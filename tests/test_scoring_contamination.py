@@ -62,7 +62,7 @@ def test_a_copy_with_light_edits_is_flagged(index: SuiteIndex, tmp_path: Path) -
     assert story != STORIES["law-government"]
     result = scan(index, submitted(tmp_path, story))
     assert result["verdict"] == "flagged" and result["counts"]["exact"] == 0
-    assert result["counts"]["near_duplicate"] == 1
+    assert result["counts"]["near_duplicate"] >= 1  # the prompt alone, and task.md (its frontmatter is scaffold)
 
 
 def test_the_canaries_are_found_anywhere_in_the_package(index: SuiteIndex, suite_dir: Path, tmp_path: Path) -> None:
