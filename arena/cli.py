@@ -18,6 +18,7 @@ from arena.exit_codes import EPILOG, ExitCode
 from arena.explain_command import explain_command
 from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
+from arena.suite_commands import score_command, suite_group
 from arena.train_command import train_command
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import display_path, find_packages
@@ -166,7 +167,7 @@ def bot_command(confirm_launch: bool) -> None:
 
 
 for command in (run_command, gc_command, explain_command, import_command, export_command, changed_command, site_group,
-                train_command):
+                train_command, suite_group, score_command):
     cli.add_command(command)
 
 
