@@ -32,7 +32,8 @@ def interval_bar(delta: float, pair: tuple[float, float] | None, scale: tuple[fl
     low, high = pair if pair is not None else (delta, delta)
     x_low, x_high = _x(low, scale, width), _x(high, scale, width)
     return {"width": width, "height": BAR_HEIGHT, "zero": _x(0.0, scale, width), "low": x_low,
-            "span": round(max(x_high - x_low, 1.5), 1), "point": _x(delta, scale, width), "has_interval": pair is not None,
+            "span": round(max(x_high - x_low, 1.5), 1), "point": _x(delta, scale, width),
+            "has_interval": pair is not None,
             "side": "up" if low > 0 else "down" if high < 0 else "flat"}
 
 

@@ -46,7 +46,7 @@ def suite_composition(catalog: Catalog) -> list[dict]:
         items = {d.domain: d.items or 0 for d in record.domains}
         total = sum(items.values()) or 1
         out.append({"version": version, "suite": record.suite, "total": total,
-                    "domains": [{"domain": d, "items": items.get(d, 0), "share": f"{items.get(d, 0) / total:.1%}"}
+                    "domains": [{"domain": d, "n": items.get(d, 0), "share": f"{items.get(d, 0) / total:.1%}"}
                                 for d in DOMAINS]})
     return out
 

@@ -126,6 +126,10 @@ class SiteWriter:
             if target.is_file() and not target.is_symlink():
                 target.unlink()
                 self.stats.removed += 1
+                for folder in target.parents:  # drop folders the removal emptied, never out itself
+                    if folder == self.out or not folder.is_relative_to(self.out) or any(folder.iterdir()):
+                        break
+                    folder.rmdir()
         manifest = {"manifest_version": MANIFEST_VERSION, "inputs": inputs,
                     "files": dict(sorted(self.stats.files.items()))}
         (self.out / MANIFEST).write_text(json.dumps(manifest, indent=0, sort_keys=True) + "\n", encoding="utf-8")

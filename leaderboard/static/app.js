@@ -153,6 +153,10 @@
     var button = document.createElement("button");
     button.type = "button";
     while (th.firstChild) button.appendChild(th.firstChild);
+    var arrow = document.createElement("span");
+    arrow.className = "arrow";
+    arrow.setAttribute("aria-hidden", "true");
+    button.appendChild(arrow);
     th.appendChild(button);
     button.addEventListener("click", function () {
       var state = formState();
