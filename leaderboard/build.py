@@ -93,7 +93,7 @@ def _root(path: str) -> str:
 class SiteRenderer:
     """Turns a catalog into the site's files through a SiteWriter."""
 
-    def __init__(self, catalog: Catalog, options: SiteOptions, writer: output.SiteWriter) -> None:
+    def __init__(self, catalog: Catalog, options: SiteOptions, writer: output.Writer) -> None:
         self.catalog, self.options, self.writer = catalog, options, writer
         self.links = views.Links(options.repository)
         self.salt = generator_digest()
@@ -110,7 +110,7 @@ class SiteRenderer:
         def produce() -> bytes:
             return template_environment().get_template(template).render(context).encode("utf-8")
 
-        self.writer.page(path, output.view_digest([template, context], self.salt), produce)
+        self.writer.page(path, [template, context], produce, self.salt)
 
     def group_pages(self, group: Group, base: str, others: list[dict]) -> None:
         """A group's table, PAGE_SIZE rows a page."""
@@ -146,8 +146,7 @@ class SiteRenderer:
             view = views.environment_view(name, catalog, self.links)
             self.render(f"e/{name}/index.html", "environment.html.j2", view)
             data = downloads.environment_json(name, catalog)
-            self.writer.page(f"e/{name}/results.json", output.view_digest(data, self.salt),
-                             lambda data=data: downloads.to_json(data))
+            self.writer.page(f"e/{name}/results.json", data, lambda data=data: downloads.to_json(data), self.salt)
         self.render("status/index.html", "status.html.j2", {
             "jobs": [views.job_view(j, self.links) for j in catalog.jobs if j.active],
             "finished_jobs": [views.job_view(j, self.links) for j in catalog.jobs if not j.active][:200],
@@ -187,10 +186,15 @@ def build_site(environments_dir: Path | None, results_dir: Path | None, out: Pat
     catalog = load_catalog(environments_dir, results_dir, jobs_dir, reports_dir)
     records = sum(len(e) for e in catalog.entries.values())
     _say(progress, f"{len(catalog.packages)} packages, {records} results records, {len(catalog.jobs)} jobs")
-    out.mkdir(parents=True, exist_ok=True)
-    writer = output.SiteWriter(out, previous)
-    SiteRenderer(catalog, options, writer).pages()
-    stats = writer.finish(inputs)
+    stats = render_site(catalog, out, inputs, options, previous)
     _say(progress, f"{stats.written} files written, {stats.skipped + stats.unchanged} unchanged, "
                    f"{stats.removed} removed")
     return BuildResult(out / "index.html", False, stats, catalog.warnings, len(catalog.environment_names()), records)
+
+
+def render_site(catalog: Catalog, out: Path, inputs: str, options: SiteOptions, previous: dict) -> output.WriteStats:
+    """Write the catalog's site into out, skipping what the previous manifest shows unchanged."""
+    out.mkdir(parents=True, exist_ok=True)
+    writer = output.SiteWriter(out, previous)
+    SiteRenderer(catalog, options, writer).pages()
+    return writer.finish(inputs)

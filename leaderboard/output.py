@@ -14,6 +14,7 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 MANIFEST = "build-manifest.json"
 MANIFEST_VERSION = 1
@@ -83,6 +84,16 @@ def unchanged_build(out: Path, manifest: dict, inputs: str) -> bool:
     return all((out / path).is_file() for path in files)
 
 
+class Writer(Protocol):
+    """Where the renderer sends files: SiteWriter, or a bare writer that writes everything (the benchmark's)."""
+
+    def put(self, path: str, data: bytes, source: str | None = None) -> None:
+        """Write data at path."""
+
+    def page(self, path: str, view: object, render: Callable[[], bytes], salt: str = "") -> None:
+        """Write the page render() makes from view."""
+
+
 class SiteWriter:
     """Writes files under out, skipping what the previous manifest says is already there."""
 
@@ -112,8 +123,9 @@ class SiteWriter:
         target.write_bytes(data)
         self.stats.written += 1
 
-    def page(self, path: str, source: str, render: Callable[[], bytes]) -> None:
-        """A rendered page: render() runs only when the page's source digest changed or its file is gone."""
+    def page(self, path: str, view: object, render: Callable[[], bytes], salt: str = "") -> None:
+        """A rendered page: render() runs only when its view (plain data) changed or its file is gone."""
+        source = view_digest(view, salt)
         if not self._keep(path, source):
             self.put(path, render(), source)
 

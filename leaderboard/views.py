@@ -98,8 +98,7 @@ def heat_cells(record: ResultRecord) -> list[dict]:
         clear = result.interval is not None and (result.interval[0] > 0 or result.interval[1] < 0)
         cells.append({"domain": domain, "text": numbers.points(result.delta), "level": str(heat_level(result.delta)),
                       "sort": f"{result.delta:.6f}", "clear": clear,
-                      "title": f"{domain}: {numbers.points(result.delta)} points, 95% interval "
-                               f"{numbers.interval(result.interval)}"})
+                      "title": f"{domain} 95% CI {numbers.interval(result.interval)}"})
     return cells
 
 
