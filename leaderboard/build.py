@@ -28,6 +28,7 @@ from leaderboard.task_html import task_html
 PAGE_SIZE = 500
 STATIC_FILES = ("style.css", "app.js", "favicon.svg", "social.png")
 SITE_NAME = "PostTrain Arena"
+NOT_FOUND = "404.html"
 
 
 @dataclass(frozen=True)
@@ -101,6 +102,8 @@ class SiteRenderer:
     def render(self, path: str, template: str, view: dict) -> None:
         """One page from a template and its view; skipped when the view is unchanged since the last build."""
         root = _root(path)
+        if path == NOT_FOUND and self.options.base_url:
+            root = self.options.base_url.rstrip("/") + "/"  # Pages serves it at any missing path, at any depth
         canonical = f"{self.options.base_url.rstrip('/')}/{path.removesuffix('index.html')}" if (
             self.options.base_url) else None
         social = f"{self.options.base_url.rstrip('/')}/static/social.png" if self.options.base_url else (
@@ -156,7 +159,7 @@ class SiteRenderer:
         history = downloads.history_snapshots(catalog)
         self.render("downloads/index.html", "downloads.html.j2", {
             "history": sorted(history), "environments": len(catalog.environment_names())})
-        self.render("404.html", "not_found.html.j2", {})
+        self.render(NOT_FOUND, "not_found.html.j2", {})
         self.writer.put("leaderboard.json", downloads.leaderboard_json(catalog))
         self.writer.put("leaderboard.csv", downloads.leaderboard_csv(catalog))
         for version, data in history.items():

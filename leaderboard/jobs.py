@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from leaderboard.untrusted import read_json_object, text_field
+from leaderboard.untrusted import parsed_files, text_field
 
 STATES = ("queued", "running", "succeeded", "failed", "cancelled", "stale")
 ACTIVE_STATES = frozenset({"queued", "running"})
@@ -67,17 +67,10 @@ def parse_job(data: dict) -> Job | str:
 
 def load_jobs(jobs_dir: Path | None, warnings: list[str]) -> list[Job]:
     """Every valid job under jobs_dir, newest update first; bad files are skipped with a warning."""
-    if jobs_dir is None or not jobs_dir.is_dir():
-        return []
     jobs = []
-    for path in sorted(jobs_dir.glob("*/*.json")):
-        data = read_json_object(path, warnings)
-        if data is None:
-            continue
-        job = parse_job(data)
-        if isinstance(job, str):
-            warnings.append(f"{path}: skipped: {job}")
-        elif (job.environment, job.commit) != (path.parent.name, path.stem):
+    for path, job in parsed_files(jobs_dir, "*/*.json", parse_job, warnings):
+        assert isinstance(job, Job)
+        if (job.environment, job.commit) != (path.parent.name, path.stem):
             warnings.append(f"{path}: skipped: names {job.environment}/{job.commit} but is filed elsewhere")
         else:
             jobs.append(job)

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from leaderboard.untrusted import read_json_object, text_field
+from leaderboard.untrusted import parsed_files, text_field
 
 CHECK_ID = re.compile(r"^ARENA[0-9]{3}$")
 CHECK_STATUSES = frozenset({"passed", "failed", "warned", "noted", "skipped"})
@@ -101,17 +101,9 @@ def _summaries(data: dict) -> dict[str, ValidationSummary] | str:
 
 def load_summaries(reports_dir: Path | None, warnings: list[str]) -> dict[str, ValidationSummary]:
     """Each package's newest validation summary across the reports in reports_dir (*.json)."""
-    if reports_dir is None or not reports_dir.is_dir():
-        return {}
     newest: dict[str, ValidationSummary] = {}
-    for path in sorted(reports_dir.glob("*.json")):
-        data = read_json_object(path, warnings)
-        if data is None:
-            continue
-        found = _summaries(data)
-        if isinstance(found, str):
-            warnings.append(f"{path}: skipped: {found}")
-            continue
+    for _, found in parsed_files(reports_dir, "*.json", _summaries, warnings):
+        assert isinstance(found, dict)
         for name, summary in found.items():
             if name not in newest or summary.started_at >= newest[name].started_at:
                 newest[name] = summary

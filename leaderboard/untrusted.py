@@ -6,6 +6,7 @@ A file that cannot be used is skipped with a warning naming it, so one bad file 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 MAX_BYTES = 4 * 1024 * 1024
@@ -34,3 +35,20 @@ def text_field(data: dict, key: str, max_length: int = 200) -> str | None:
     """data[key] when it is a string of at most max_length characters, else None."""
     value = data.get(key)
     return value if isinstance(value, str) and len(value) <= max_length else None
+
+
+def parsed_files(folder: Path | None, pattern: str, parse: Callable[[dict], object | str],
+                 warnings: list[str]) -> Iterator[tuple[Path, object]]:
+    """(path, parse(data)) for every file matching pattern under folder that parses; parse returns a str to refuse
+    the data, which becomes a warning naming the file."""
+    if folder is None or not folder.is_dir():
+        return
+    for path in sorted(folder.glob(pattern)):
+        data = read_json_object(path, warnings)
+        if data is None:
+            continue
+        parsed = parse(data)
+        if isinstance(parsed, str):
+            warnings.append(f"{path}: skipped: {parsed}")
+        else:
+            yield path, parsed
