@@ -182,6 +182,7 @@ def test_hostile_text_is_escaped_everywhere(site: Path) -> None:
         html = path.read_text(encoding="utf-8")
         assert "window.__pwned = 1</script>" not in html and "<img" not in html and "<iframe" not in html, path
         assert "javascript:" not in html.replace("javascript:window.__pwned=1)", ""), path
+        assert "built-in method" not in html and " object at 0x" not in html, f"{path}: a Python repr leaked"
     page = (site / "e" / HOSTILE_NAME / "index.html").read_text(encoding="utf-8")
     assert "&lt;script&gt;window.__pwned = 1&lt;/script&gt;" in page
     assert "<bdi>&lt;b onmouseover=" in page, "the author's name is isolated text"
