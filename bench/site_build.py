@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import itertools
 import sys
 import tempfile
 import time
@@ -77,8 +78,12 @@ def main() -> None:
         for template in ("index.html.j2", "environment.html.j2", "status.html.j2", "methodology.html.j2"):
             template_environment().get_template(template)  # compile once, outside both timings
         t_digest, inputs = timed(lambda: inputs_digest(dirs, options))
-        t_load, catalog = timed(lambda: load_catalog(sample.environments_dir, sample.results_dir, sample.jobs_dir))
-        print(f"inputs hashed in {t_digest:.1f} s, read in {t_load:.1f} s", flush=True)
+        marks: list[tuple[str, float]] = [("start", time.perf_counter())]
+        t_load, catalog = timed(lambda: load_catalog(sample.environments_dir, sample.results_dir, sample.jobs_dir,
+                                                     progress=lambda line: marks.append((line, time.perf_counter()))))
+        print(f"inputs hashed in {t_digest:.1f} s, read in {t_load:.1f} s:", flush=True)
+        for (_, before), (line, after) in itertools.pairwise(marks):
+            print(f"  {after - before:7.1f} s  {line}", flush=True)
         t_render, stats = timed(lambda: render_site(catalog, root / "site", inputs, options, {}))
         t_full = t_digest + t_load + t_render
         print(f"full build: {t_full:.1f} s ({stats.written:,} files: hash {t_digest:.1f} s + read {t_load:.1f} s "

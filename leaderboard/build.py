@@ -186,9 +186,9 @@ def build_site(environments_dir: Path | None, results_dir: Path | None, out: Pat
         _say(progress, f"unchanged since the last build: {stats.total} files kept")
         return BuildResult(out / "index.html", True, stats)
     _say(progress, "reading environments, results, jobs and reports")
-    catalog = load_catalog(environments_dir, results_dir, jobs_dir, reports_dir)
+    catalog = load_catalog(environments_dir, results_dir, jobs_dir, reports_dir,
+                           progress=lambda line: _say(progress, line))
     records = sum(len(e) for e in catalog.entries.values())
-    _say(progress, f"{len(catalog.packages)} packages, {records} results records, {len(catalog.jobs)} jobs")
     stats = render_site(catalog, out, inputs, options, previous)
     _say(progress, f"{stats.written} files written, {stats.skipped + stats.unchanged} unchanged, "
                    f"{stats.removed} removed")

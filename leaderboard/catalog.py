@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -116,12 +117,15 @@ def _groups(entries: list[Entry]) -> list[Group]:
 
 
 def load_catalog(environments_dir: Path | None, results_dir: Path | None, jobs_dir: Path | None = None,
-                 reports_dir: Path | None = None) -> Catalog:
+                 reports_dir: Path | None = None, progress: Callable[[str], None] = lambda line: None) -> Catalog:
     """Read every input; raises scoring.results.ResultsError for a bad results record."""
     warnings: list[str] = []
     packages, broken = load_environments(environments_dir)
+    progress(f"{len(packages)} packages read ({len(broken)} do not load)")
     records = load_records(results_dir)
+    progress(f"{len(records)} results records read")
     ranked = standings(records, results_dir)
+    progress("standings computed")
     entries = [Entry(r, ranked[r.run_id]) for r in records]
     by_environment: dict[str, list[Entry]] = defaultdict(list)
     for entry in sorted(entries, key=lambda e: (e.record.evaluated_at, e.record.run_id), reverse=True):

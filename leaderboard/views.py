@@ -23,11 +23,11 @@ DOMAIN_ABBREVIATIONS = {"finance": "Fin", "healthcare": "Health", "law-governmen
                         "math-planning": "Math"}
 HEAT_STEPS = (0.005, 0.015, 0.03, 0.06)  # |delta| thresholds between heat levels 0..4 (fractions)
 BADGE_TITLES = {
-    "verified": "a complete run on the private suite that passed the contamination gate",
+    "verified": "complete run, private suite, contamination gate passed",
     "pending": "a newer commit is queued or training",
-    "flagged": "the contamination gate found overlap with the held-out suite: not ranked",
-    "superseded": "a newer commit of this environment has been scored",
-    "incomplete": "some held-out items were not scored: never ranked",
+    "flagged": "the contamination gate found overlap with the suite: not ranked",
+    "superseded": "a newer commit has been scored",
+    "incomplete": "some held-out items were not scored: not ranked",
 }
 
 
@@ -97,7 +97,7 @@ def heat_cells(record: ResultRecord) -> list[dict]:
             continue
         clear = result.interval is not None and (result.interval[0] > 0 or result.interval[1] < 0)
         cells.append({"domain": domain, "text": numbers.points(result.delta), "level": str(heat_level(result.delta)),
-                      "sort": f"{result.delta:.6f}", "clear": clear,
+                      "sort": f"{result.delta:.4f}", "clear": clear,
                       "title": f"{domain} 95% CI {numbers.interval(result.interval)}"})
     return cells
 
@@ -125,18 +125,18 @@ def row(entry: Entry, position: int, catalog: Catalog, scale: tuple[float, float
         "name": record.environment, "title": title, "domain": domain, "position": position,
         "rank": rank_text(standing.rank, tied), "rank_sort": standing.rank if standing.rank is not None else 10**9,
         "rank_interval": rank_interval_text(standing.rank_interval), "ranked": standing.rank is not None,
-        "delta": numbers.points(record.macro_delta), "delta_sort": f"{record.macro_delta:.6f}",
+        "delta": numbers.points(record.macro_delta), "delta_sort": f"{record.macro_delta:.4f}",
         "interval": numbers.interval(record.macro_interval),
         "bar": charts.interval_bar(record.macro_delta, record.macro_interval, scale),
         "gain": numbers.percent(record.normalized_gain),
-        "gain_sort": "" if record.normalized_gain is None else f"{record.normalized_gain:.6f}",
+        "gain_sort": "" if record.normalized_gain is None else f"{record.normalized_gain:.4f}",
         "verdict": standing.verdict, "verdict_label": verdict_label(standing.verdict),
         "cells": heat_cells(record),
         "badges": badges(entry, catalog.active_jobs(record.environment)),
         "contributor": record.contributor, "contributor_url": Links.person(record.contributor),
         "pr": record.pr, "pr_url": links.pr(record.pr),
         "date": numbers.day(record.evaluated_at), "gpu_hours": numbers.hours(record.gpu_hours),
-        "gpu_sort": "" if record.gpu_hours is None else f"{record.gpu_hours:.3f}",
+        "gpu_sort": "" if record.gpu_hours is None else f"{record.gpu_hours:.2f}",
         "search": " ".join(filter(None, (record.environment, title, record.contributor, domain))).lower(),
     }
 
