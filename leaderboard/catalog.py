@@ -9,6 +9,7 @@ import re
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from leaderboard.jobs import Job, load_jobs
@@ -56,9 +57,17 @@ class Catalog:
         """The group the front page ranks: the one holding the newest run."""
         return self.groups[0] if self.groups else None
 
+    @cached_property
+    def jobs_by_environment(self) -> dict[str, list[Job]]:
+        """Each environment's jobs, newest update first."""
+        found: dict[str, list[Job]] = defaultdict(list)
+        for job in self.jobs:
+            found[job.environment].append(job)
+        return dict(found)
+
     def active_jobs(self, environment: str) -> list[Job]:
         """Queued or running jobs of the environment."""
-        return [job for job in self.jobs if job.environment == environment and job.active]
+        return [job for job in self.jobs_by_environment.get(environment, []) if job.active]
 
     def unscored(self) -> list[TaskPackage]:
         """Packages without any results record."""

@@ -239,7 +239,7 @@ def environment_view(name: str, catalog: Catalog, links: Links) -> dict:
         "badges": badges(current, catalog.active_jobs(name)) if current else [],
         "history": [{**run_view(e, links, scale), "badges": badges(e, [])} for e in entries],
         "validation": summary_view(catalog.summaries.get(name)),
-        "jobs": [job_view(j, links) for j in catalog.jobs if j.environment == name],
+        "jobs": [job_view(j, links) for j in catalog.jobs_by_environment.get(name, [])],
     }
 
 
