@@ -334,11 +334,15 @@ def test_the_command_filter_and_the_parser_agree_on_any_body(body: str) -> None:
 def test_pages_builds_the_site_and_deploys_it_with_the_official_actions() -> None:
     on = load("pages.yml")["on"]
     assert on["push"]["branches"] == ["main"] and "workflow_dispatch" in on
-    assert {"results/**", "site/**", "leaderboard/**", "environments/**"} <= set(on["push"]["paths"])
-    assert "arena site build --out _site" in step_running("pages.yml", "arena site build")["run"]
+    assert {"results/**", "site/**", "leaderboard/**", "scoring/**", "environments/**"} <= set(on["push"]["paths"])
+    build = step_running("pages.yml", "arena site build")
+    assert "arena site build --out _site" in build["run"]
+    (configure,) = steps_using("pages.yml", "actions/configure-pages")
+    assert steps("pages.yml").index(configure) < steps("pages.yml").index(build), "the site's URL comes first"
+    assert build["env"] == {"BASE_URL": f"${{{{ steps.{configure['id']}.outputs.base_url }}}}"}
+    assert '--base-url "$BASE_URL"' in build["run"]
     (upload,) = steps_using("pages.yml", "actions/upload-pages-artifact")
     assert upload["with"]["path"] == "_site"
-    assert len(steps_using("pages.yml", "actions/configure-pages")) == 1
     assert len(steps_using("pages.yml", "actions/deploy-pages")) == 1
     assert jobs("pages.yml")["deploy"]["environment"]["name"] == "github-pages"
 
