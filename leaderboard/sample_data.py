@@ -43,16 +43,19 @@ class SampleSet:
 def _hex(*parts: object, length: int = 64) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:length]
 
+MIN_P_VALUE = 1e-6
+
 
 def _clamp(value: float, low: float, high: float) -> float:
     return min(high, max(low, value))
 
 
 def _p_value(delta: float, half_width: float) -> float:
+    """A two-sided normal p-value, never 0 (a permutation test's smallest is one over its permutations)."""
     if half_width <= 0:
-        return 0.0 if delta else 1.0
+        return MIN_P_VALUE if delta else 1.0
     z = abs(delta) / (half_width / SIGNIFICANCE_Z)
-    return _clamp(math.erfc(z / math.sqrt(2)), 0.0, 1.0)
+    return _clamp(math.erfc(z / math.sqrt(2)), MIN_P_VALUE, 1.0)
 
 
 def environment_names(count: int, seed: int = 7) -> list[str]:
