@@ -22,6 +22,8 @@ from sandbox.engine import EngineUnavailable, engine_available
 from sandbox.episode import InitialState, Sandbox
 from sandbox.instances import SetupError
 from scoring.contamination import InstanceMaker, SuiteIndex, submission_documents
+from scoring.evaluation import PROFILES, EvaluationFailed
+from scoring.score_run import ScoreOptions, ScoringError, score
 from scoring.suite import (
     ENV_VARIABLE,
     Suite,
@@ -195,6 +197,26 @@ def _sandbox_maker(sandbox: Sandbox, scratch: Path) -> InstanceMaker:
     return make
 
 
+def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
+    loaded = load_package(path)
+    if loaded.package is None:
+        click.echo(f"arena: {path} does not load; run `arena check --static {path}`", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    try:
+        record = score(loaded.package, suite, options)
+    except ScoringError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT if exc.environment else ExitCode.CHECK_FAILED)
+    except EvaluationFailed as exc:
+        click.echo(f"arena: {exc}; finished episodes are kept in {options.out / 'episodes.jsonl'}: run the same "
+                   "command again to resume", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    interval = record.macro_interval or (0.0, 0.0)
+    click.echo(f"{record.environment}: macro delta {record.macro_delta * 100:+.1f} points "
+               f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}], verdict {record.verdict}")
+    click.echo(str(options.out / "results" / record.environment / f"{record.run_id}.json"))
+
+
 @click.command(name="score", epilog=("Exit codes: 0 the gate passed; 1 the package is flagged or cannot be read; "
                                      "2 bad usage; 3 a required tool is missing; 130 interrupted."))
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
@@ -205,14 +227,41 @@ def _sandbox_maker(sandbox: Sandbox, scratch: Path) -> InstanceMaker:
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the maintainers' report (with the matched suite text) here; never publish it.")
 @click.option("--format", "output_format", type=click.Choice(("human", "json")), default="human", show_default=True)
+@click.option("--adapter", type=click.Path(file_okay=False, path_type=Path), help="The trained LoRA adapter (the "
+              "adapter/ folder `arena train` wrote).")
+@click.option("--training-manifest", type=click.Path(dir_okay=False, path_type=Path), help="That run's manifest.json.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Folder for the record "
+              "(results/<environment>/<run_id>.json and its items file) and the episodes log.")
+@click.option("--profile", type=click.Choice(tuple(PROFILES)), default="quick", show_default=True,
+              help="quick: a few items per domain and short replies (minutes on a CPU); full: every item, K=4.")
+@click.option("--backend", type=click.Choice(("local", "vllm")), default="local", show_default=True,
+              help="local: transformers (CPU or GPU); vllm: one in-process engine for both arms (GPU).")
+@click.option("--base-model", help="Override the base model recorded in the training manifest.")
+@click.option("--gate", type=click.Path(dir_okay=False, path_type=Path), help="Reuse the gate's verdict from the "
+              "JSON that `arena score --contamination-only --format json` printed.")
+@click.option("--commit", help="The environment's commit (default: the training manifest's).")
+@click.option("--pr", type=click.IntRange(min=1), help="The pull request, recorded in the results.")
+@click.option("--contributor", help="The PR author's login, recorded in the results.")
 def score_command(path: Path, suite_path: str | None, contamination_only: bool, samples: int,
-                  report_path: Path | None, output_format: str) -> None:
-    """Score an environment against the held-out suite. Today: the contamination gate (--contamination-only).
+                  report_path: Path | None, output_format: str, adapter: Path | None,
+                  training_manifest: Path | None, out: Path | None, profile: str, backend: str,
+                  base_model: str | None, gate: Path | None, commit: str | None, pr: int | None,
+                  contributor: str | None) -> None:
+    """Score an environment: the trained model against the base on the held-out suite, or only the contamination
+    gate (--contamination-only).
 
-    Prints the public verdict (pass / flagged, with counts only); the matched text goes to --report alone.
+    The gate prints the public verdict (pass / flagged, with counts only); the matched text goes to --report alone.
+    Evaluation writes a version-2 results record; an interrupted run resumes from its episodes log in --out.
     """
     if not contamination_only:
-        raise click.UsageError("model evaluation is not wired in yet; run `arena score --contamination-only`")
+        missing = [name for name, value in (("--adapter", adapter), ("--training-manifest", training_manifest),
+                                            ("--out", out)) if value is None]
+        if missing:
+            raise click.UsageError(f"evaluation needs {', '.join(missing)} (or run --contamination-only)")
+        assert adapter is not None and training_manifest is not None and out is not None
+        _evaluate(path, _suite(suite_path), ScoreOptions(adapter, training_manifest, out, PROFILES[profile], backend,
+                                                       base_model, gate, commit, pr, contributor))
+        return
     suite = _suite(suite_path)
     package = load_package(path).package
     if package is not None and samples and engine_available():

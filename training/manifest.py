@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import platform
@@ -10,6 +9,8 @@ import subprocess
 import time
 from importlib import metadata
 from pathlib import Path
+
+from taskpkg.digest import tree_digest
 
 LIBRARIES = ("torch", "transformers", "trl", "peft", "vllm", "datasets", "docker")
 
@@ -39,11 +40,8 @@ def hardware() -> dict:
 
 
 def folder_digest(folder: Path) -> str:
-    """sha256 over a folder's files (relative path and bytes, sorted)."""
-    digest = hashlib.sha256()
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
-    return "sha256:" + digest.hexdigest()
+    """The content digest of a folder (taskpkg.digest, as scoring computes it for the adapter it scores)."""
+    return "sha256:" + tree_digest(folder)
 
 
 def git_commit(folder: Path) -> str | None:
