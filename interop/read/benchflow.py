@@ -42,9 +42,9 @@ def frontmatter(root: Path) -> Frontmatter:
         raise InteropError(DOCUMENT, first.message if first else "has no frontmatter",
                            first.fix if first else "Begin the file with '---', the frontmatter, and a closing '---'.",
                            first.line if first else 1)
-    lines = {key: line + document.frontmatter_first_line - 1 for key, line in document.frontmatter.lines.items()}
     data = document.frontmatter.data if isinstance(document.frontmatter.data, dict) else {}
-    return Frontmatter(data, Locator(DOCUMENT, lines), document.body, document.body_first_line)
+    return Frontmatter(data, Locator(DOCUMENT, dict(document.frontmatter.lines)), document.body,
+                       document.body_first_line)  # the lines are task.md's own
 
 
 def read_benchflow(root: Path) -> SourceTask:

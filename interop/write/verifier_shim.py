@@ -54,7 +54,8 @@ def shim_text(spec: ShimSpec) -> str:
     )
 
 
-_TEMPLATE = '''"""Verifier written by `arena import` for a {name} task: it runs the task's test script, unchanged.
+_TEMPLATE = '''"""Verifier written by `arena import` for a {name} task:
+it runs the task's test script, unchanged.
 
 {about}
 """
