@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import shlex
@@ -19,8 +20,6 @@ from arena.explain_command import explain_command
 from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
 from arena.show_command import show_command
-from arena.suite_commands import score_command, suite_group
-from arena.train_command import train_command
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import display_path, find_packages
 from taskpkg.domains import DOMAINS
@@ -37,7 +36,26 @@ from validators.static.lint import LintUnavailable
 FORMATS = ("human", "json", "github")
 
 
-@click.group(epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+# Commands whose modules import heavy libraries (scoring's numpy and scipy, training's), loaded only when run or listed,
+# so that `arena check` and the other contributor commands start quickly.
+LAZY_COMMANDS = {"score": ("arena.suite_commands", "score_command"), "suite": ("arena.suite_commands", "suite_group"),
+                 "train": ("arena.train_command", "train_command")}
+
+
+class _LazyGroup(click.Group):
+    """A group that imports a command's module only when the command is looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
+            module, name = LAZY_COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), name), cmd_name)
+        return super().get_command(ctx, cmd_name)
+
+
+@click.group(cls=_LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="posttrain-arena", prog_name="arena")
 def cli() -> None:
     """PostTrain Arena: write, check and submit RL environments.
@@ -169,7 +187,7 @@ def bot_command(confirm_launch: bool) -> None:
 
 
 for command in (run_command, show_command, gc_command, explain_command, import_command, export_command,
-                changed_command, site_group, train_command, suite_group, score_command):
+                changed_command, site_group):
     cli.add_command(command)
 
 
