@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from taskpkg.rules import RULES, Category, Rule
 from tests.support.packages import make_valid_package
 from validators.static import run_static_checks, run_static_checks_many
 from validators.static.files import walk
@@ -84,3 +85,13 @@ def test_a_broken_ruff_is_the_installations_fault(package: Path, tmp_path: Path,
     monkeypatch.setattr("validators.static.lint._ruff", lambda: os.fspath(fake))
     with pytest.raises(LintUnavailable, match="reinstall the arena"):
         lint_packages([walk(package)])
+
+
+DYNAMIC_EXAMPLES = [r for r in RULES.values() if r.category is Category.DYNAMIC and not r.failing.situation]
+
+
+@pytest.mark.parametrize("rule", DYNAMIC_EXAMPLES, ids=lambda r: r.id)
+def test_dynamic_examples_pass_the_lint_so_arena_check_reaches_them(tmp_path: Path, rule: Rule) -> None:
+    package = make_valid_package(tmp_path / "environments")
+    rule.failing.apply(package)
+    assert lint_findings(package) == []

@@ -129,7 +129,8 @@ def test_scenes_are_spoken_in_order(sandbox: Sandbox, tmp_path: Path) -> None:
 @pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
 def test_killed_check_leaves_nothing_behind(engine: object, tmp_path: Path, stop: signal.Signals) -> None:
     root = make_valid_package(tmp_path / "environments")
-    edit(root / "oracle" / "solve.py", "total = sum", "import time\ntime.sleep(300)\ntotal = sum")
+    edit(root / "oracle" / "solve.py", "from pathlib import Path\n", "import time\nfrom pathlib import Path\n")
+    edit(root / "oracle" / "solve.py", "total = sum", "time.sleep(300)\ntotal = sum")  # lint-clean: checked first
     arena = str(Path(sys.executable).parent / "arena")
     owner = f"{os.environ[OWNER_VARIABLE]}-{stop.name}"  # this process alone: other tests' reaping stays out of view
     process = subprocess.Popen([arena, "check", str(root)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,

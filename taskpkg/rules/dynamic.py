@@ -142,7 +142,8 @@ ARENA708 = Rule(
         "heavy": Message("{agent} on instance {instance} used {peak} MiB at peak, over {share:.0%} of "
                          "limits.memory_mb ({limit})", "Raise memory_mb or make the task lighter."),
     },
-    failing=example(Replace(ORACLE, "total = sum", "import time\ntime.sleep(2.2)\ntotal = sum"),
+    failing=example(Replace(ORACLE, "from pathlib import Path\n", "import time\nfrom pathlib import Path\n"),
+                    Replace(ORACLE, "total = sum", "time.sleep(2.2)\ntotal = sum"),
                     Replace(TASK, "oracle_timeout_s: 120", "oracle_timeout_s: 4")),
     passing=example(Keep(TASK, "oracle_timeout_s: 120")),
 )
