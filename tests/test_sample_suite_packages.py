@@ -1,0 +1,159 @@
+"""The public sample suite (suites/sample/packages/): eight real packages, one per domain, each passing every check.
+
+Per package and a few seeds, on the host: the oracle's answer scores 1.0; the same answer with one record changed or
+dropped scores less; another instance's correct answer scores 0.0. Static checks are clean and the dynamic checks
+pass on the real engine. The properties every package shares (doing nothing, hostile output files, a deterministic
+and distinct generator, filled placeholders) run from test_environment_properties.py, which covers these packages too.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from sandbox.episode import Sandbox
+from taskpkg.diagnostics import Severity
+from taskpkg.domains import DOMAINS
+from taskpkg.loader import load_package
+from tests.support.host_episode import frontmatter, generate, solved, variant, verify
+from validators.dynamic import run_dynamic_checks
+from validators.static import run_static_checks
+
+SAMPLE = Path(__file__).resolve().parent.parent / "suites" / "sample" / "packages"
+PACKAGES = sorted(p for p in SAMPLE.iterdir() if (p / "task.md").is_file())
+SEEDS = (4, 531, 998)
+
+Edit = Callable[[Path], None]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """What the tests know of a sample package: its domain, the answer files it asks for, and near misses (one
+    record of the oracle's answer changed or dropped), each of which must score below 1."""
+
+    domain: str
+    answers: tuple[str, ...]
+    near_misses: dict[str, Edit]
+
+
+def reward(package: Path, seed: int, workspace: Path) -> float:
+    """The verifier's reward in [0, 1]; a verifier error or a malformed reward file fails the test."""
+    episode = verify(package, seed, workspace)
+    assert episode.reward is not None, f"verifier error: {episode.verifier_stderr[-2000:]}"
+    assert set(episode.reward) <= {"reward", "details"}, episode.reward
+    value = episode.reward["reward"]
+    assert isinstance(value, float) and 0.0 <= value <= 1.0, episode.reward
+    assert len(json.dumps(episode.reward.get("details", {}))) < 64 * 1024
+    return value
+
+
+def read_csv(path: Path) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(path.read_text(encoding="utf-8"))))
+
+
+def write_csv(path: Path, rows: list[list[str]]) -> None:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    path.write_text(out.getvalue(), encoding="utf-8")
+
+
+def drop_csv_row(name: str) -> Edit:
+    """Drop the last data row of a CSV answer."""
+
+    def edit(workspace: Path) -> None:
+        rows = read_csv(workspace / name)
+        assert len(rows) >= 2, f"the oracle's {name} has no data row"
+        write_csv(workspace / name, rows[:-1])
+
+    return edit
+
+
+def change_csv_cell(name: str, column: str, change: Callable[[str], str]) -> Edit:
+    """Change one cell (in the first data row) of a CSV answer."""
+
+    def edit(workspace: Path) -> None:
+        rows = read_csv(workspace / name)
+        col = rows[0].index(column)
+        before = rows[1][col]
+        rows[1][col] = change(before)
+        assert rows[1][col] != before
+        write_csv(workspace / name, rows)
+
+    return edit
+
+
+def plus_cent(amount: str) -> str:
+    return f"{float(amount) + 0.01:.2f}"
+
+
+def other_flag(flag: str) -> str:
+    return {"L": "LL", "LL": "L", "H": "HH", "HH": "H"}[flag]
+
+
+SAMPLES: dict[str, Sample] = {
+    "receivables-aging": Sample("finance", ("aging_report.csv",), {
+        "customer_dropped": drop_csv_row("aging_report.csv"),
+        "total_off_by_a_cent": change_csv_cell("aging_report.csv", "total", plus_cent),
+    }),
+    "lab-result-flags": Sample("healthcare", ("flags.csv",), {
+        "flag_dropped": drop_csv_row("flags.csv"),
+        "critical_confused": change_csv_cell("flags.csv", "flag", other_flag),
+    }),
+}
+
+
+def test_one_package_per_domain() -> None:
+    assert {p.name for p in PACKAGES} == set(SAMPLES)
+    for package in PACKAGES:
+        meta = frontmatter(package)
+        assert meta["domain"] == SAMPLES[package.name].domain and meta["name"] == package.name
+        assert meta["instances"]["count"] >= 500
+    domains = [s.domain for s in SAMPLES.values()]
+    assert sorted(domains) == sorted(set(domains)) and set(domains) <= set(DOMAINS)
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_static_check_passes_without_warnings(package: Path) -> None:
+    report = run_static_checks(package)
+    assert report.passed and report.count(Severity.WARNING) == 0, [d.to_dict() for d in report.diagnostics]
+    assert report.instances and report.instances >= 500
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_oracle_scores_one_and_a_near_miss_less(package: Path, seed: int, tmp_path: Path) -> None:
+    workspace = solved(package, seed, tmp_path)
+    assert reward(package, seed, workspace) == 1.0
+    for name, edit in SAMPLES[package.name].near_misses.items():
+        changed = variant(workspace, tmp_path, name)
+        edit(changed)
+        assert reward(package, seed, changed) < 1.0, name
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_another_instances_answer_scores_zero(package: Path, tmp_path: Path) -> None:
+    seed, other = SEEDS[0], SEEDS[0] + 1
+    here = tmp_path / "here" / "workspace"
+    generate(package, seed, here)
+    there = solved(package, other, tmp_path / "there")
+    assert reward(package, other, there) == 1.0
+    for name in SAMPLES[package.name].answers:
+        shutil.copy(there / name, here / name)
+    assert reward(package, seed, here) == 0.0
+
+
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
+def test_dynamic_checks_pass_on_the_real_engine(engine: object, package: Path) -> None:
+    loaded = load_package(package).package
+    assert loaded is not None
+    with Sandbox(engine) as sandbox:  # type: ignore[arg-type]
+        result = run_dynamic_checks(loaded, sandbox, instances=2)
+    assert [d.to_dict() for d in result.diagnostics if d.severity.value != "info"] == []
+    assert all(t["outcome"] == "ok" for t in result.trials)
