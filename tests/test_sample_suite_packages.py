@@ -97,6 +97,10 @@ def other_flag(flag: str) -> str:
     return {"L": "LL", "LL": "L", "H": "HH", "HH": "H"}[flag]
 
 
+def other_decision(decision: str) -> str:
+    return {"APPROVE": "DENY", "DENY": "APPROVE"}[decision]
+
+
 SAMPLES: dict[str, Sample] = {
     "receivables-aging": Sample("finance", ("aging_report.csv",), {
         "customer_dropped": drop_csv_row("aging_report.csv"),
@@ -105,6 +109,10 @@ SAMPLES: dict[str, Sample] = {
     "lab-result-flags": Sample("healthcare", ("flags.csv",), {
         "flag_dropped": drop_csv_row("flags.csv"),
         "critical_confused": change_csv_cell("flags.csv", "flag", other_flag),
+    }),
+    "permit-eligibility": Sample("law-government", ("decisions.csv",), {
+        "application_dropped": drop_csv_row("decisions.csv"),
+        "decision_reversed": change_csv_cell("decisions.csv", "decision", other_decision),
     }),
 }
 
