@@ -114,6 +114,10 @@ SAMPLES: dict[str, Sample] = {
         "application_dropped": drop_csv_row("decisions.csv"),
         "decision_reversed": change_csv_cell("decisions.csv", "decision", other_decision),
     }),
+    "expense-consolidation": Sample("office-documents", ("reimbursement.csv",), {
+        "category_dropped": drop_csv_row("reimbursement.csv"),
+        "amount_off_by_a_cent": change_csv_cell("reimbursement.csv", "amount_usd", plus_cent),
+    }),
 }
 
 
