@@ -101,6 +101,10 @@ def other_decision(decision: str) -> str:
     return {"APPROVE": "DENY", "DENY": "APPROVE"}[decision]
 
 
+def other_queue(queue: str) -> str:
+    return "billing" if queue == "general" else "general"
+
+
 SAMPLES: dict[str, Sample] = {
     "receivables-aging": Sample("finance", ("aging_report.csv",), {
         "customer_dropped": drop_csv_row("aging_report.csv"),
@@ -117,6 +121,10 @@ SAMPLES: dict[str, Sample] = {
     "expense-consolidation": Sample("office-documents", ("reimbursement.csv",), {
         "category_dropped": drop_csv_row("reimbursement.csv"),
         "amount_off_by_a_cent": change_csv_cell("reimbursement.csv", "amount_usd", plus_cent),
+    }),
+    "ticket-routing": Sample("customer-operations", ("routing.csv",), {
+        "ticket_dropped": drop_csv_row("routing.csv"),
+        "queue_changed": change_csv_cell("routing.csv", "queue", other_queue),
     }),
 }
 
