@@ -69,7 +69,7 @@ def credit(row: list[str], expected: tuple[str, str, str, str]) -> float:
     want_queue, want_priority, want_due, want_original = expected
     if want_queue == "duplicate":
         return 1.0 if queue.lower() == "duplicate" and duplicate_of == want_original else 0.0
-    if queue.lower() == "duplicate":
+    if queue.lower() == "duplicate" or duplicate_of:  # marked, or half-marked, as a duplicate: it is not one
         return 0.0
     return ((queue.lower() == want_queue) + (priority.upper() == want_priority)
             + same_instant(due_at, want_due)) / 3
