@@ -105,6 +105,10 @@ def other_queue(queue: str) -> str:
     return "billing" if queue == "general" else "general"
 
 
+def two_percent_more(value: str) -> str:
+    return f"{float(value) * 1.02 + 0.05:.4f}"
+
+
 SAMPLES: dict[str, Sample] = {
     "receivables-aging": Sample("finance", ("aging_report.csv",), {
         "customer_dropped": drop_csv_row("aging_report.csv"),
@@ -125,6 +129,10 @@ SAMPLES: dict[str, Sample] = {
     "ticket-routing": Sample("customer-operations", ("routing.csv",), {
         "ticket_dropped": drop_csv_row("routing.csv"),
         "queue_changed": change_csv_cell("routing.csv", "queue", other_queue),
+    }),
+    "beam-reactions": Sample("science-engineering", ("results.csv",), {
+        "beam_dropped": drop_csv_row("results.csv"),
+        "peak_moment_off": change_csv_cell("results.csv", "max_abs_moment_knm", two_percent_more),
     }),
 }
 
