@@ -41,6 +41,7 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "expense-consolidation": ("reimbursement.csv",),
     "ticket-routing": ("routing.csv",),
     "beam-reactions": ("results.csv",),
+    "firewall-audit": ("audit.json",),
 }
 SEEDS = [0, 1, 2, 3, 7, 42, 99, 256, 500, 777, 998, 999]
 HOSTILE_SEED = 5

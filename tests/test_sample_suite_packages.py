@@ -15,6 +15,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -89,6 +90,19 @@ def change_csv_cell(name: str, column: str, change: Callable[[str], str]) -> Edi
     return edit
 
 
+def change_json(name: str, change: Callable[[Any], None]) -> Edit:
+    """Change a JSON answer in place with `change` (which must change something)."""
+
+    def edit(workspace: Path) -> None:
+        data = json.loads((workspace / name).read_text(encoding="utf-8"))
+        before = json.dumps(data)
+        change(data)
+        assert json.dumps(data) != before
+        (workspace / name).write_text(json.dumps(data), encoding="utf-8")
+
+    return edit
+
+
 def plus_cent(amount: str) -> str:
     return f"{float(amount) + 0.01:.2f}"
 
@@ -133,6 +147,10 @@ SAMPLES: dict[str, Sample] = {
     "beam-reactions": Sample("science-engineering", ("results.csv",), {
         "beam_dropped": drop_csv_row("results.csv"),
         "peak_moment_off": change_csv_cell("results.csv", "max_abs_moment_knm", two_percent_more),
+    }),
+    "firewall-audit": Sample("cybersecurity-it", ("audit.json",), {
+        "verdict_dropped": change_json("audit.json", lambda d: d["verdicts"].pop()),
+        "shadowed_rule_missed": change_json("audit.json", lambda d: d["shadowed_rules"].pop()),
     }),
 }
 
