@@ -42,6 +42,7 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "ticket-routing": ("routing.csv",),
     "beam-reactions": ("results.csv",),
     "firewall-audit": ("audit.json",),
+    "cargo-loading": ("loading_plan.csv",),
 }
 SEEDS = [0, 1, 2, 3, 7, 42, 99, 256, 500, 777, 998, 999]
 HOSTILE_SEED = 5

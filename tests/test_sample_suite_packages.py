@@ -103,6 +103,15 @@ def change_json(name: str, change: Callable[[Any], None]) -> Edit:
     return edit
 
 
+def pallet_on_an_extra_truck(workspace: Path) -> None:
+    """Move one pallet of the busiest truck onto a truck of its own."""
+    rows = read_csv(workspace / "loading_plan.csv")
+    trucks = [row[1] for row in rows[1:]]
+    busiest = max(set(trucks), key=trucks.count)
+    rows[1 + trucks.index(busiest)][1] = "EXTRA"
+    write_csv(workspace / "loading_plan.csv", rows)
+
+
 def plus_cent(amount: str) -> str:
     return f"{float(amount) + 0.01:.2f}"
 
@@ -151,6 +160,10 @@ SAMPLES: dict[str, Sample] = {
     "firewall-audit": Sample("cybersecurity-it", ("audit.json",), {
         "verdict_dropped": change_json("audit.json", lambda d: d["verdicts"].pop()),
         "shadowed_rule_missed": change_json("audit.json", lambda d: d["shadowed_rules"].pop()),
+    }),
+    "cargo-loading": Sample("math-planning", ("loading_plan.csv",), {
+        "pallet_left_on_the_dock": drop_csv_row("loading_plan.csv"),
+        "one_truck_too_many": pallet_on_an_extra_truck,
     }),
 }
 
