@@ -1,9 +1,10 @@
 """The public sample suite (suites/sample/packages/): eight real packages, one per domain, each passing every check.
 
 Per package and a few seeds, on the host: the oracle's answer scores 1.0; the same answer with one record changed or
-dropped scores less; another instance's correct answer scores 0.0. Static checks are clean and the dynamic checks
-pass on the real engine. The properties every package shares (doing nothing, hostile output files, a deterministic
-and distinct generator, filled placeholders) run from test_environment_properties.py, which covers these packages too.
+dropped scores less (and, where the package gives partial credit, more than 0); another instance's workspace, inputs
+and correct answer together, scores 0.0. Static checks are clean and the dynamic checks pass on the real engine. The
+properties every package shares (doing nothing, hostile output files, a deterministic and distinct generator, filled
+placeholders) run from test_environment_properties.py, which covers these packages too.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +36,13 @@ Edit = Callable[[Path], None]
 
 @dataclass(frozen=True)
 class Sample:
-    """What the tests know of a sample package: its domain, the answer files it asks for, and near misses (one
-    record of the oracle's answer changed or dropped), each of which must score below 1."""
+    """What the tests know of a sample package: its domain, whether it gives partial credit, and two near misses of
+    the oracle's answer, one record dropped and one record changed."""
 
     domain: str
-    answers: tuple[str, ...]
-    near_misses: dict[str, Edit]
+    partial_credit: bool
+    dropped: Edit
+    changed: Edit
 
 
 def reward(package: Path, seed: int, workspace: Path) -> float:
@@ -133,38 +134,21 @@ def two_percent_more(value: str) -> str:
 
 
 SAMPLES: dict[str, Sample] = {
-    "receivables-aging": Sample("finance", ("aging_report.csv",), {
-        "customer_dropped": drop_csv_row("aging_report.csv"),
-        "total_off_by_a_cent": change_csv_cell("aging_report.csv", "total", plus_cent),
-    }),
-    "lab-result-flags": Sample("healthcare", ("flags.csv",), {
-        "flag_dropped": drop_csv_row("flags.csv"),
-        "critical_confused": change_csv_cell("flags.csv", "flag", other_flag),
-    }),
-    "permit-eligibility": Sample("law-government", ("decisions.csv",), {
-        "application_dropped": drop_csv_row("decisions.csv"),
-        "decision_reversed": change_csv_cell("decisions.csv", "decision", other_decision),
-    }),
-    "expense-consolidation": Sample("office-documents", ("reimbursement.csv",), {
-        "category_dropped": drop_csv_row("reimbursement.csv"),
-        "amount_off_by_a_cent": change_csv_cell("reimbursement.csv", "amount_usd", plus_cent),
-    }),
-    "ticket-routing": Sample("customer-operations", ("routing.csv",), {
-        "ticket_dropped": drop_csv_row("routing.csv"),
-        "queue_changed": change_csv_cell("routing.csv", "queue", other_queue),
-    }),
-    "beam-reactions": Sample("science-engineering", ("results.csv",), {
-        "beam_dropped": drop_csv_row("results.csv"),
-        "peak_moment_off": change_csv_cell("results.csv", "max_abs_moment_knm", two_percent_more),
-    }),
-    "firewall-audit": Sample("cybersecurity-it", ("audit.json",), {
-        "verdict_dropped": change_json("audit.json", lambda d: d["verdicts"].pop()),
-        "shadowed_rule_missed": change_json("audit.json", lambda d: d["shadowed_rules"].pop()),
-    }),
-    "cargo-loading": Sample("math-planning", ("loading_plan.csv",), {
-        "pallet_left_on_the_dock": drop_csv_row("loading_plan.csv"),
-        "one_truck_too_many": pallet_on_an_extra_truck,
-    }),
+    "receivables-aging": Sample("finance", True, drop_csv_row("aging_report.csv"),
+                                change_csv_cell("aging_report.csv", "total", plus_cent)),
+    "lab-result-flags": Sample("healthcare", True, drop_csv_row("flags.csv"),
+                               change_csv_cell("flags.csv", "flag", other_flag)),
+    "permit-eligibility": Sample("law-government", True, drop_csv_row("decisions.csv"),
+                                 change_csv_cell("decisions.csv", "decision", other_decision)),
+    "expense-consolidation": Sample("office-documents", True, drop_csv_row("reimbursement.csv"),
+                                    change_csv_cell("reimbursement.csv", "amount_usd", plus_cent)),
+    "ticket-routing": Sample("customer-operations", True, drop_csv_row("routing.csv"),
+                             change_csv_cell("routing.csv", "queue", other_queue)),
+    "beam-reactions": Sample("science-engineering", True, drop_csv_row("results.csv"),
+                             change_csv_cell("results.csv", "max_abs_moment_knm", two_percent_more)),
+    "firewall-audit": Sample("cybersecurity-it", True, change_json("audit.json", lambda d: d["verdicts"].pop()),
+                             change_json("audit.json", lambda d: d["shadowed_rules"].pop())),
+    "cargo-loading": Sample("math-planning", False, drop_csv_row("loading_plan.csv"), pallet_on_an_extra_truck),
 }
 
 
@@ -175,7 +159,7 @@ def test_one_package_per_domain() -> None:
         assert meta["domain"] == SAMPLES[package.name].domain and meta["name"] == package.name
         assert meta["instances"]["count"] >= 500
     domains = [s.domain for s in SAMPLES.values()]
-    assert sorted(domains) == sorted(set(domains)) and set(domains) <= set(DOMAINS)
+    assert len(domains) == len(DOMAINS) == 8 and set(domains) == set(DOMAINS)
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
@@ -188,23 +172,26 @@ def test_static_check_passes_without_warnings(package: Path) -> None:
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_oracle_scores_one_and_a_near_miss_less(package: Path, seed: int, tmp_path: Path) -> None:
+    sample = SAMPLES[package.name]
     workspace = solved(package, seed, tmp_path)
     assert reward(package, seed, workspace) == 1.0
-    for name, edit in SAMPLES[package.name].near_misses.items():
-        changed = variant(workspace, tmp_path, name)
-        edit(changed)
-        assert reward(package, seed, changed) < 1.0, name
+    dropped = variant(workspace, tmp_path, "dropped")
+    sample.dropped(dropped)
+    score = reward(package, seed, dropped)
+    assert (0.0 < score < 1.0) if sample.partial_credit else score < 1.0, score
+    changed = variant(workspace, tmp_path, "changed")
+    sample.changed(changed)
+    assert reward(package, seed, changed) < 1.0
 
 
 @pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
-def test_another_instances_answer_scores_zero(package: Path, tmp_path: Path) -> None:
+def test_another_instances_workspace_and_answer_score_zero(package: Path, tmp_path: Path) -> None:
+    """The verifier rebuilds the truth from ARENA_INSTANCE: inputs rewritten to match an answer do not fool it."""
     seed, other = SEEDS[0], SEEDS[0] + 1
-    here = tmp_path / "here" / "workspace"
-    generate(package, seed, here)
     there = solved(package, other, tmp_path / "there")
     assert reward(package, other, there) == 1.0
-    for name in SAMPLES[package.name].answers:
-        shutil.copy(there / name, here / name)
+    here = variant(there, tmp_path, "here")
+    assert generate(package, seed, tmp_path / "fresh") != generate(package, other, tmp_path / "fresh-other")
     assert reward(package, seed, here) == 0.0
 
 
