@@ -1,4 +1,4 @@
-"""The `arena` CLI: new, check, list and schema."""
+"""The `arena` CLI: new, check, list, schema and bot here; the other commands are wired in from their modules."""
 
 from __future__ import annotations
 
@@ -13,16 +13,17 @@ import click
 from docker.errors import DockerException
 from rich.console import Console
 
-from arena.checking import check_packages, display_path
 from arena.episode_command import gc_command, run_command
 from arena.exit_codes import EPILOG, ExitCode
+from arena.explain_command import explain_command
 from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
 from sandbox.engine import EngineUnavailable
-from taskpkg.discover import find_packages
+from taskpkg.discover import display_path, find_packages
 from taskpkg.domains import DOMAINS
 from taskpkg.scaffold import ScaffoldError, scaffold
 from taskpkg.schema import schema_text
+from validators.checking import check_packages
 from validators.dynamic import DEFAULT_INSTANCES
 from validators.render_github import render_github
 from validators.render_human import render_human
@@ -74,9 +75,10 @@ def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, in
           output_format: str, output: Path | None, verbose: bool) -> None:
     """Check packages (default: every package under environments/).
 
-    PATHS are package folders or folders of packages. Each finding has a stable id (ARENAxxx), a severity, the file
-    and line, and how to fix it. Without --static, the dynamic checks (build, oracle on several instances, the
-    do-nothing floor, determinism, network isolation, answer leaks, the tamper suite, fit) run on a Docker engine.
+    PATHS are package folders or folders of packages. Each finding has a stable id (ARENAxxx; `arena explain ARENAxxx`
+    tells more), a severity, the file and line, and how to fix it. Without --static, the dynamic checks (build,
+    oracle on several instances, the do-nothing floor, determinism, network isolation, answer leaks, the tamper
+    suite, fit) run on a Docker engine.
     """
     packages = find_packages(list(paths))
     if not packages:
@@ -99,7 +101,7 @@ def check(paths: tuple[Path, ...], static_only: bool, dynamic_required: bool, in
         _emit_github(report, packages, static_only)
     else:
         render_human(report, Console(), verbose)
-    sys.exit(ExitCode.OK if report.passed else ExitCode.CHECK_FAILED)
+    sys.exit(ExitCode.OK if report.passed else ExitCode.ENVIRONMENT if report.arena_fault else ExitCode.CHECK_FAILED)
 
 
 def _emit_github(report: Report, packages: list[Path], static_only: bool) -> None:
@@ -158,7 +160,7 @@ def bot_command() -> None:
     run_bot()
 
 
-for command in (run_command, gc_command, import_command, export_command, changed_command, site_group):
+for command in (run_command, gc_command, explain_command, import_command, export_command, changed_command, site_group):
     cli.add_command(command)
 
 

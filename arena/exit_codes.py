@@ -9,11 +9,11 @@ class ExitCode(IntEnum):
     OK = 0  # everything checked passed (warnings allowed)
     CHECK_FAILED = 1  # at least one package has an error
     USAGE = 2  # bad arguments or options (click's own convention)
-    ENVIRONMENT = 3  # something the arena needs is missing (e.g. a Docker engine for dynamic checks)
+    ENVIRONMENT = 3  # something the arena needs is missing or failed (e.g. a Docker engine), or only the arena erred
     INTERRUPTED = 130  # stopped by Ctrl-C or SIGTERM; everything started was cleaned up
 
 
 EPILOG = (
-    "Exit codes: 0 passed; 1 a package has errors; 2 bad usage; 3 a required tool (e.g. Docker) is missing; "
-    "130 interrupted."
+    "Exit codes: 0 passed; 1 a package has errors; 2 bad usage; 3 a required tool (e.g. Docker) is missing or failed, "
+    "or only the arena's own checks failed; 130 interrupted."
 )

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 
-from arena.checking import display_path
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import engine_available
 from sandbox.episode import Sandbox
 from sandbox.instances import SetupError
+from taskpkg.discover import display_path
 from taskpkg.domains import DOMAINS
 from taskpkg.model import TaskPackage
 from validators.render_human import render_human

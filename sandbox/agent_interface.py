@@ -4,10 +4,11 @@ An episode shows the agent one Observation at a time and asks for one Action:
 
 - the first observation of each scene carries the scene's prompt (`scene`), later ones the result of the last action;
 - `Shell(command, timeout_s)` runs `sh -c command` as the agent user (UID 1000) in /workspace, with a deadline and
-  output capped per stream; `WriteFile(path, content)` writes a file as the agent user; `EndScene()` ends the scene.
+  output capped per stream; `WriteFile(path, content)` writes a file as the agent user; `EndScene()` ends the scene;
+  `InvalidAction(attempted, problem)` records a malformed attempt (a model's bad tool call) and shows the problem.
 
-Each Shell or WriteFile costs one turn; the episode ends when the last scene ends, `max_turns` are spent, or
-`agent_timeout_s` passes. Agents see nothing of the verifier, and the verifier sees nothing of the transcript.
+Each Shell, WriteFile or InvalidAction costs one turn; the episode ends when the last scene ends, `max_turns` are
+spent, or `agent_timeout_s` passes. Agents see nothing of the verifier, and the verifier sees nothing of the transcript.
 """
 
 from __future__ import annotations
@@ -40,7 +41,16 @@ class EndScene:
     """The agent is done with the current scene."""
 
 
-Action = Shell | WriteFile | EndScene
+@dataclass(frozen=True)
+class InvalidAction:
+    """Something the agent tried that is no action (a model's malformed tool call): it costs a turn, is kept in the
+    transcript, and the agent is shown `problem`."""
+
+    attempted: str
+    problem: str
+
+
+Action = Shell | WriteFile | EndScene | InvalidAction
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from docker.models.containers import Container
 from sandbox.channel import DEFAULT_PATH, script_source
 from sandbox.containers import Tracker, create_container, folder_files
 from sandbox.layout import OUTPUT, VERIFIER, VERIFIER_DIR, WORKSPACE
+from sandbox.outcomes import EpisodeResult
 from sandbox.reward import MAX_REWARD_BYTES, Reward, VerifierError, parse_reward
 from sandbox.streams import STDERR, MultiplexedSocket
 from taskpkg.model import TaskPackage
@@ -51,6 +52,16 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
     if raw is None and size >= MAX_REWARD_BYTES + 1:
         raw = b"\0" * (MAX_REWARD_BYTES + 1)  # too large to read: the reward contract reports the size
     return parse_reward(raw, exit_code, timed_out, stderr)
+
+
+def verify_into(result: EpisodeResult, tracker: Tracker, session: str, snapshot: str, package: TaskPackage,
+                made: list[str]) -> None:
+    """Verify the snapshot and record the reward (or the verifier's error) on `result`."""
+    try:
+        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made)
+        result.reward, result.details = reward.value, reward.details
+    except VerifierError as exc:
+        result.outcome, result.error = "verifier_error", str(exc)
 
 
 def _verifier_request(package: TaskPackage) -> bytes:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 PACKAGE_MARKERS = ("task.md", "environment", "verifier.py", "oracle")
@@ -22,3 +23,11 @@ def find_packages(paths: list[Path]) -> list[Path]:
         else:
             found.append(path)
     return list(dict.fromkeys(found))
+
+
+def display_path(path: Path) -> str:
+    """A path as the user would type it from here."""
+    try:
+        return os.path.relpath(path)
+    except ValueError:
+        return str(path)

@@ -7,14 +7,18 @@ returned only when no error was found while reading it.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskpkg.body import placeholders, split_sections
-from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.model import AGENT_KIND, DEFAULT_AGENT_ROLE, TaskPackage
 from taskpkg.paths import is_under, resolve_inside
+from taskpkg.rules.package_files import ARENA001, ARENA002
+from taskpkg.rules.prompt import ARENA201, ARENA203, ARENA204, ARENA205, ARENA206, ARENA207
+from taskpkg.rules.sources import ARENA601
+from taskpkg.rules.task_file import ARENA113, ARENA115, ARENA116, ARENA118, ARENA119
 from taskpkg.schema import validate_frontmatter
 from taskpkg.strict_yaml import YamlDocument
 from taskpkg.task_file import TASK_FILE, read_task_file
@@ -43,13 +47,11 @@ def load_package(root: Path) -> LoadResult:
     """Read root/task.md, validate it and its references into the package's files."""
     result = LoadResult(root=root, package=None)
     if not root.is_dir():
-        result.diagnostics.append(check("ARENA001").found(
-            f"{root} is not a folder", "Point at a package folder such as environments/<name>.", str(root)))
+        result.diagnostics.append(ARENA001.found(str(root), path=root))
         return result
     task_path = root / TASK_FILE
     if not task_path.is_file() or resolve_inside(root, TASK_FILE) is None:
-        result.diagnostics.append(check("ARENA002").found(
-            f"{TASK_FILE} is missing", "Create it with `arena new NAME --domain D`, or add it by hand.", TASK_FILE))
+        result.diagnostics.append(ARENA002.found(TASK_FILE, path=TASK_FILE, kind="file"))
         return result
     document = read_task_file(root)
     result.diagnostics.extend(document.diagnostics)
@@ -79,138 +81,103 @@ def _shift_lines(document: YamlDocument, offset: int) -> YamlDocument:
 def _check_name(root: Path, data: dict, doc: YamlDocument) -> list[Diagnostic]:
     name, folder = data.get("name"), root.resolve().name
     if isinstance(name, str) and name != folder:
-        return [check("ARENA113").found(
-            f"name is '{name}' but the folder is '{folder}'",
-            f"Rename the folder to environments/{name}/ or set `name: {folder}`.", TASK_FILE, doc.line_of(("name",)))]
+        return [ARENA113.found(TASK_FILE, doc.line_of(("name",)), name=name, folder=folder)]
     return []
 
 
 def _check_body(body: str, first_line: int) -> list[Diagnostic]:
     found = []
     if not body.strip():
-        found.append(check("ARENA201").found(
-            "the prompt (the Markdown after the frontmatter) is empty",
-            "Write the task for the agent below the closing '---'.", TASK_FILE, first_line))
+        found.append(ARENA201.found(TASK_FILE, first_line))
     for placeholder in placeholders(body):
         if placeholder.key is None:
-            found.append(check("ARENA203").found(
-                f"placeholder {placeholder.raw[:60]} is not of the form {{{{ instance.KEY }}}}",
-                "Use {{ instance.KEY }} with a key your generator prints, or remove the braces.",
-                TASK_FILE, first_line + placeholder.line - 1))
+            found.append(ARENA203.found(TASK_FILE, first_line + placeholder.line - 1, placeholder=placeholder.raw[:60]))
     return found
 
 
 def _check_limits(data: dict, doc: YamlDocument) -> list[Diagnostic]:
     limits, found = data["limits"], []
     if limits["oracle_timeout_s"] > limits["agent_timeout_s"]:
-        found.append(check("ARENA115").found(
-            f"limits.oracle_timeout_s ({limits['oracle_timeout_s']}) exceeds limits.agent_timeout_s "
-            f"({limits['agent_timeout_s']}): the task would not be shown solvable within the agent's limits",
-            "Lower oracle_timeout_s or raise agent_timeout_s.", TASK_FILE, doc.line_of(("limits", "oracle_timeout_s"))))
+        found.append(ARENA115.found(TASK_FILE, doc.line_of(("limits", "oracle_timeout_s")), case="oracle_timeout",
+                                    oracle=limits["oracle_timeout_s"], agent=limits["agent_timeout_s"]))
     scene_turns = sum(s.get("max_turns", 0) for s in data.get("scenes", ()))
     if scene_turns > limits["max_turns"]:
-        found.append(check("ARENA115").found(
-            f"the scenes' max_turns add up to {scene_turns}, more than limits.max_turns ({limits['max_turns']})",
-            "Lower the scenes' max_turns or raise limits.max_turns.", TASK_FILE, doc.line_of(("limits", "max_turns"))))
+        found.append(ARENA115.found(TASK_FILE, doc.line_of(("limits", "max_turns")), case="scene_turns",
+                                    turns=scene_turns, limit=limits["max_turns"]))
     if data["instances"]["count"] < MIN_INSTANCES:
-        found.append(check("ARENA119").found(
-            f"instances.count is {data['instances']['count']}; RL training needs many distinct instances",
-            f"Generate at least {MIN_INSTANCES} instances from the seed.", TASK_FILE,
-            doc.line_of(("instances", "count"))))
+        found.append(ARENA119.found(TASK_FILE, doc.line_of(("instances", "count")), count=data["instances"]["count"],
+                                    minimum=MIN_INSTANCES))
     return found
 
 
 def _check_references(root: Path, data: dict, doc: YamlDocument) -> list[Diagnostic]:
     found = []
     generator = data["instances"]["generator"]
-    gen_line = doc.line_of(("instances", "generator"))
-    resolved = resolve_inside(root, generator)
-    if resolved is None or not resolved.is_file():
-        found.append(check("ARENA116").found(
-            f"instances.generator '{generator}' is not a file inside the package",
-            "Point it at a Python file such as instance/generate.py.", TASK_FILE, gen_line))
-    elif not generator.endswith(".py"):
-        found.append(check("ARENA116").found(
-            f"instances.generator '{generator}' is not a Python file", "The generator runs with python3; "
-            "name a .py file.", TASK_FILE, gen_line))
-    elif is_under(generator, ENVIRONMENT_DIR) or is_under(generator, ORACLE_DIR):
-        found.append(check("ARENA116").found(
-            f"instances.generator '{generator}' lies under {generator.split('/')[0]}/, where the agent can read it",
-            "Move it to its own folder, e.g. instance/generate.py.", TASK_FILE, gen_line))
+    problem = _generator_problem(root, generator)
+    if problem:
+        found.append(ARENA116.found(TASK_FILE, doc.line_of(("instances", "generator")), case=problem,
+                                    generator=generator))
     for index, entry in enumerate(data.get("verifier", {}).get("data", ())):
-        line = doc.line_of(("verifier", "data", index))
         target = resolve_inside(root, entry)
         if target is None or not target.exists():
-            found.append(check("ARENA118").found(
-                f"verifier.data '{entry}' does not exist inside the package",
-                "List files or folders of the package, relative to it.", TASK_FILE, line))
+            problem = "missing"
         elif is_under(entry, ENVIRONMENT_DIR) or is_under(entry, ORACLE_DIR) or entry in (TASK_FILE, "verifier.py"):
-            found.append(check("ARENA118").found(
-                f"verifier.data '{entry}' is part of the image, the oracle or the task itself",
-                "Keep verifier data in its own folder; the agent must never see it.", TASK_FILE, line))
+            problem = "visible"
+        else:
+            continue
+        found.append(ARENA118.found(TASK_FILE, doc.line_of(("verifier", "data", index)), case=problem, entry=entry))
     entry = data["oracle"]["entrypoint"]
-    line = doc.line_of(("oracle", "entrypoint"))
     oracle_dir = root / ORACLE_DIR
     target = resolve_inside(oracle_dir, entry) if oracle_dir.is_dir() else None
-    if target is None or not target.is_file():
-        found.append(check("ARENA601").found(
-            f"oracle.entrypoint '{entry}' is not a file in {ORACLE_DIR}/",
-            f"Add {ORACLE_DIR}/{entry} or point oracle.entrypoint at the script that solves the task.", TASK_FILE,
-            line))
-    elif target.suffix not in ORACLE_INTERPRETERS:
-        found.append(check("ARENA601").found(
-            f"oracle.entrypoint '{entry}' is neither a .sh nor a .py file",
-            "Use a shell script (run with sh) or a Python file (run with python3).", TASK_FILE, line))
+    problem = "missing" if target is None or not target.is_file() else None
+    problem = problem or ("kind" if target is not None and target.suffix not in ORACLE_INTERPRETERS else None)
+    if problem:
+        found.append(ARENA601.found(TASK_FILE, doc.line_of(("oracle", "entrypoint")), case=problem, entry=entry))
     return found
+
+
+def _generator_problem(root: Path, generator: str) -> str | None:
+    """ARENA116's case for the generator's path, or None when it is fine."""
+    resolved = resolve_inside(root, generator)
+    if resolved is None or not resolved.is_file():
+        return "missing"
+    if not generator.endswith(".py"):
+        return "not_python"
+    if is_under(generator, ENVIRONMENT_DIR) or is_under(generator, ORACLE_DIR):
+        return "visible"
+    return None
 
 
 def _check_roles_and_scenes(data: dict, doc: YamlDocument, body: str, body_line: int) -> list[Diagnostic]:
-    found: list[Diagnostic] = []
     roles = data.get("roles") or [{"name": DEFAULT_AGENT_ROLE, "kind": AGENT_KIND}]
     scenes = data.get("scenes", [])
     role_names = [r["name"] for r in roles]
-    for index, name in enumerate(role_names):
-        if name in role_names[:index]:
-            found.append(check("ARENA206").found(
-                f"role '{name}' is declared twice", "Give every role its own name.", TASK_FILE,
-                doc.line_of(("roles", index))))
+    found = _duplicates("role", role_names, doc, lambda index: ("roles", index))
     agents = [r["name"] for r in roles if r["kind"] == AGENT_KIND]
     if len(agents) != 1:
-        found.append(check("ARENA206").found(
-            f"{len(agents)} roles have kind 'agent'; exactly one must", "Mark the trained model's role "
-            "`kind: agent` and every other role `kind: scripted`.", TASK_FILE, doc.line_of(("roles",))))
+        found.append(ARENA206.found(TASK_FILE, doc.line_of(("roles",)), case="agents", count=len(agents)))
     if not scenes and any(r["kind"] != AGENT_KIND for r in roles):
-        found.append(check("ARENA206").found(
-            "scripted roles are declared but no scenes give them anything to say",
-            "Add `scenes` naming which section each role speaks, or remove the scripted roles.", TASK_FILE,
-            doc.line_of(("roles",))))
-    scene_names = [s["name"] for s in scenes]
+        found.append(ARENA206.found(TASK_FILE, doc.line_of(("roles",)), case="silent"))
+    found += _duplicates("scene", [s["name"] for s in scenes], doc, lambda index: ("scenes", index, "name"))
     _, sections = split_sections(body)
     headings = [s.heading for s in sections]
     for index, scene in enumerate(scenes):
-        if scene["name"] in scene_names[:index]:
-            found.append(check("ARENA206").found(
-                f"scene '{scene['name']}' is declared twice", "Give every scene its own name.", TASK_FILE,
-                doc.line_of(("scenes", index, "name"))))
         if scene["role"] not in role_names:
-            found.append(check("ARENA204").found(
-                f"scene '{scene['name']}' is spoken by role '{scene['role']}', which is not declared",
-                f"Declare it under `roles`, or use one of: {', '.join(role_names)}.", TASK_FILE,
-                doc.line_of(("scenes", index, "role"))))
+            found.append(ARENA204.found(TASK_FILE, doc.line_of(("scenes", index, "role")), scene=scene["name"],
+                                        role=scene["role"], roles=", ".join(role_names)))
         if scene["section"] not in headings:
             guess = difflib.get_close_matches(scene["section"], headings, n=1, cutoff=0.6)
-            hint = f"Did you mean '{guess[0]}'? " if guess else ""
-            found.append(check("ARENA205").found(
-                f"scene '{scene['name']}' speaks section '{scene['section']}', but the body has no "
-                f"'## {scene['section']}' heading",
-                f"{hint}Add the heading to the body or fix the section name.", TASK_FILE,
-                doc.line_of(("scenes", index, "section"))))
+            found.append(ARENA205.found(TASK_FILE, doc.line_of(("scenes", index, "section")),
+                                        scene=scene["name"], section=scene["section"],
+                                        **({"case": "guess", "guess": guess[0]} if guess else {})))
     if scenes:
         used = {s["section"] for s in scenes}
-        for section in sections:
-            if section.heading not in used:
-                found.append(check("ARENA207").found(
-                    f"section '## {section.heading}' is not spoken in any scene, so the agent never sees it",
-                    "Add a scene for it, move its text into the preamble, or remove it.", TASK_FILE,
-                    body_line + section.line - 1))
+        found += [ARENA207.found(TASK_FILE, body_line + section.line - 1, section=section.heading)
+                  for section in sections if section.heading not in used]
     return found
+
+
+def _duplicates(kind: str, names: list[str], doc: YamlDocument, path_of: Callable[[int], tuple]) -> list[Diagnostic]:
+    """ARENA206 for every name declared again after its first declaration."""
+    return [ARENA206.found(TASK_FILE, doc.line_of(path_of(index)), case="duplicate", kind=kind, name=name)
+            for index, name in enumerate(names) if name in names[:index]]

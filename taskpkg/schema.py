@@ -10,8 +10,8 @@ from importlib import resources
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
+from taskpkg.rules.task_file import ARENA110, ARENA111, ARENA112, ARENA114, ARENA120
 from taskpkg.strict_yaml import YamlDocument
 
 SCHEMA_VERSION = 1
@@ -49,61 +49,60 @@ def _short(value: object, limit: int = 60) -> str:
 
 def validate_frontmatter(document: YamlDocument, file: str) -> list[Diagnostic]:
     """Validate parsed frontmatter against the schema; every error names the key, its line and a fix."""
-    found: list[Diagnostic] = []
     data = document.data
     if isinstance(data, dict) and "schema_version" in data and data["schema_version"] != SCHEMA_VERSION:
-        found.append(check("ARENA120").found(
-            f"schema_version is {_short(data['schema_version'])}; this arena reads version {SCHEMA_VERSION}",
-            f"Set `schema_version: {SCHEMA_VERSION}` (see `arena schema`).", file,
-            document.line_of(("schema_version",))))
-        return found
+        return [ARENA120.found(file, document.line_of(("schema_version",)), value=_short(data["schema_version"]),
+                               version=SCHEMA_VERSION)]
     errors = sorted(_validator().iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
+    found: list[Diagnostic] = []
     for error in errors:
-        found.extend(_translate(error, document, file))
+        found.extend(d for d in _translate(error, document, file) if d not in found)
     return found
 
 
 def _translate(error: ValidationError, document: YamlDocument, file: str) -> list[Diagnostic]:
+    """Diagnostics for one validation error, read from its structured fields (never from its message text)."""
     path = tuple(error.absolute_path)
     line = document.line_of(path)
     where = dotted(path)
     if error.validator == "additionalProperties":
         allowed = sorted(error.schema.get("properties", {}))
-        out = []
-        for key in sorted(set(error.instance) - set(allowed)):
-            guess = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
-            hint = f"Did you mean '{guess[0]}'?" if guess else f"Allowed here: {', '.join(allowed)}."
-            out.append(check("ARENA110").found(
-                f"unknown key '{dotted((*path, key))}'", f"{hint} Unknown keys are errors, never ignored.",
-                file, document.line_of((*path, key))))
-        return out
+        return [_unknown_key(key, path, allowed, document, file) for key in sorted(set(error.instance) - set(allowed))]
     if error.validator == "required":
-        missing = error.message.split("'")[1] if "'" in error.message else error.message
-        described = error.schema.get("properties", {}).get(missing, {}).get("description", "")
-        return [check("ARENA111").found(
-            f"required key '{dotted((*path, missing))}' is missing",
-            f"Add `{missing}:` under {where}. {described}".strip(), file, line)]
+        # One error per missing key, all alike but for their text: each reports every key missing here, and
+        # validate_frontmatter drops the repeats.
+        properties = error.schema.get("properties", {})
+        return [ARENA111.found(file, line, key=dotted((*path, key)), name=key, where=where,
+                               description=properties.get(key, {}).get("description") or "See `arena schema`.")
+                for key in error.validator_value if key not in error.instance]
     if path == ("domain",) and error.validator == "enum":
         domains = error.schema["enum"]
         guess = difflib.get_close_matches(str(error.instance), domains, n=1, cutoff=0.5)
-        hint = f"Did you mean '{guess[0]}'? " if guess else ""
-        return [check("ARENA114").found(
-            f"domain {_short(error.instance)} is not one of the arena's eight domains",
-            f"{hint}Choose one of: {', '.join(domains)}.", file, line)]
+        fields = {"value": _short(error.instance), "domains": ", ".join(domains)}
+        return [ARENA114.found(file, line, case="guess", guess=guess[0], **fields) if guess
+                else ARENA114.found(file, line, **fields)]
+    value = _short(error.instance)
     if error.validator == "enum":
-        return [check("ARENA112").found(
-            f"{where} is {_short(error.instance)}; it must be one of {', '.join(map(str, error.schema['enum']))}",
-            "Use one of the listed values.", file, line)]
+        return [ARENA112.found(file, line, case="enum", where=where, value=value,
+                               allowed=", ".join(map(str, error.schema["enum"])))]
+    description = (error.schema.get("description") or _parent_description(path)
+                   or "See `arena schema` for the expected form.")
     if error.validator == "const":
-        return [check("ARENA112").found(
-            f"{where} is {_short(error.instance)}; it must be {_short(error.schema['const'])}",
-            error.schema.get("description", "See `arena schema`."), file, line)]
-    description = error.schema.get("description") or _parent_description(path)
-    fix = description or "See `arena schema` for the expected form."
+        return [ARENA112.found(file, line, case="const", where=where, value=value,
+                               expected=_short(error.schema["const"]), description=description)]
     if error.validator == "type":
         wanted = error.validator_value if isinstance(error.validator_value, str) else " or ".join(error.validator_value)
-        fix = f"Write {_ARTICLE.get(wanted, 'a value of type ' + wanted)} here (quote text, leave numbers bare). {fix}"
-    return [check("ARENA112").found(f"{where}: {_describe(error)}", fix, file, line)]
+        return [ARENA112.found(file, line, case="type", where=where, value=value, wanted=wanted,
+                               kind=_ARTICLE.get(wanted, "a value of type " + wanted), description=description)]
+    return [ARENA112.found(file, line, case="form", where=where, problem=_describe(error), description=description)]
+
+
+def _unknown_key(key: str, path: tuple, allowed: list[str], document: YamlDocument, file: str) -> Diagnostic:
+    line = document.line_of((*path, key))
+    guess = difflib.get_close_matches(key, allowed, n=1, cutoff=0.6)
+    if guess:
+        return ARENA110.found(file, line, case="guess", key=dotted((*path, key)), guess=guess[0])
+    return ARENA110.found(file, line, key=dotted((*path, key)), allowed=", ".join(allowed))
 
 
 _ARTICLE = {"string": "text", "integer": "a whole number", "number": "a number", "array": "a list",
@@ -113,8 +112,6 @@ _ARTICLE = {"string": "text", "integer": "a whole number", "number": "a number",
 def _describe(error: ValidationError) -> str:
     value = _short(error.instance)
     match error.validator:
-        case "type":
-            return f"{value} is not of type {error.validator_value}"
         case "pattern":
             return f"{value} does not have the required form"
         case "minimum" | "exclusiveMinimum":

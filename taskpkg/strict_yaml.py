@@ -11,21 +11,43 @@ from dataclasses import dataclass, field
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from taskpkg.diagnostics import Diagnostic
+from taskpkg.rules.model import Rule
+from taskpkg.rules.task_file import ARENA104, ARENA105
+
 MAX_DEPTH = 32
 
 Path = tuple[str | int, ...]
 
 
 class StrictYamlError(Exception):
-    """A frontmatter problem at a 1-based line and column of the YAML text."""
+    """A frontmatter problem at a 1-based line and column of the YAML text: a case of ARENA104 (syntax) or ARENA105
+    (a feature the arena refuses), with the fields of its message."""
 
-    def __init__(self, kind: str, message: str, fix: str, line: int | None, column: int | None) -> None:
-        super().__init__(message)
-        self.kind = kind  # "syntax" or "feature"
-        self.message = message
-        self.fix = fix
+    def __init__(self, rule: Rule, case: str, line: int | None, column: int | None, **fields: object) -> None:
+        self.rule, self.case, self.fields = rule, case, fields
         self.line = line
         self.column = column
+        super().__init__(self.message)
+
+    @property
+    def kind(self) -> str:
+        """"syntax" or "feature"."""
+        return "syntax" if self.rule is ARENA104 else "feature"
+
+    @property
+    def message(self) -> str:
+        """What is wrong, in words."""
+        return self.finding(None, None).message
+
+    @property
+    def fix(self) -> str:
+        """How to fix it."""
+        return self.finding(None, None).fix
+
+    def finding(self, file: str | None, line: int | None) -> Diagnostic:
+        """The diagnostic, placed in a file at a line (the YAML's own line numbers may be offset in the file)."""
+        return self.rule.found(file, line, self.column, case=self.case, **self.fields)
 
 
 @dataclass
@@ -57,9 +79,8 @@ def _first_alias_mark(text: str) -> yaml.Mark:
     return next(e.start_mark for e in yaml.parse(text, Loader=_BaseLoader) if isinstance(e, yaml.AliasEvent))
 
 
-def _feature(what: str, mark: yaml.Mark, fix: str) -> StrictYamlError:
-    return StrictYamlError("feature", f"frontmatter uses {what}, which the arena does not allow", fix,
-                           mark.line + 1, mark.column + 1)
+def _feature(case: str, mark: yaml.Mark, **fields: object) -> StrictYamlError:
+    return StrictYamlError(ARENA105, case, mark.line + 1, mark.column + 1, **fields)
 
 
 def load(text: str) -> YamlDocument:
@@ -72,16 +93,12 @@ def load(text: str) -> YamlDocument:
         problem = exc.problem or "invalid YAML"
         if exc.context:
             problem = f"{problem} ({exc.context})"
-        raise StrictYamlError(
-            "syntax", f"YAML syntax error: {problem}",
-            "Fix the YAML at this place; quote values that contain ': ', '#', or start with a special character.",
-            mark.line + 1 if mark else None, mark.column + 1 if mark else None,
-        ) from None
+        raise StrictYamlError(ARENA104, "", mark.line + 1 if mark else None, mark.column + 1 if mark else None,
+                              problem=problem) from None
     except yaml.YAMLError as exc:
-        raise StrictYamlError("syntax", f"YAML error: {exc}", "Fix the YAML.", None, None) from None
+        raise StrictYamlError(ARENA104, "", None, None, problem=str(exc)) from None
     except RecursionError:
-        raise StrictYamlError("feature", "frontmatter is nested too deeply", "Flatten the structure.", None,
-                              None) from None
+        raise StrictYamlError(ARENA105, "nesting", None, None, depth=MAX_DEPTH) from None
     finally:
         loader.dispose()
     document = YamlDocument(data=None)
@@ -90,7 +107,7 @@ def load(text: str) -> YamlDocument:
     try:
         document.data = _build(loader, node, (), document.lines, 0, set())
     except _AliasSeen:
-        raise _feature("an alias (*name)", _first_alias_mark(text), "Write the value out in full.") from None
+        raise _feature("alias", _first_alias_mark(text)) from None
     return document
 
 
@@ -100,15 +117,15 @@ def _build(loader: yaml.SafeLoader, node: Node, path: Path, lines: dict[Path, in
         raise _AliasSeen
     seen.add(id(node))
     if depth > MAX_DEPTH:
-        raise _feature(f"nesting deeper than {MAX_DEPTH} levels", node.start_mark, "Flatten the structure.")
+        raise _feature("nesting", node.start_mark, depth=MAX_DEPTH)
     expected = _SEQ if isinstance(node, SequenceNode) else _MAP if isinstance(node, MappingNode) else None
     if (expected and node.tag != expected) or (expected is None and node.tag not in _PLAIN_TAGS):
-        raise _feature(f"an explicit tag ({node.tag})", node.start_mark, "Remove the tag; write plain values.")
+        raise _feature("tag", node.start_mark, tag=node.tag)
     if isinstance(node, ScalarNode):
         try:
             return loader.construct_object(node, deep=True)
         except (yaml.constructor.ConstructorError, ValueError) as exc:
-            raise _feature(f"a value that cannot be read ({exc})", node.start_mark, "Quote the value.") from None
+            raise _feature("value", node.start_mark, problem=exc) from None
     if isinstance(node, SequenceNode):
         items = []
         for index, child in enumerate(node.value):
@@ -119,17 +136,13 @@ def _build(loader: yaml.SafeLoader, node: Node, path: Path, lines: dict[Path, in
         mapping: dict[str, object] = {}
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise _feature("a merge key (<<)", key_node.start_mark, "Write the keys out in full.")
+                raise _feature("merge", key_node.start_mark)
             if not isinstance(key_node, ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
-                raise _feature(f"a non-string key ({key_node.value!r})", key_node.start_mark,
-                               "Use plain words as keys, quoted if they look like numbers or booleans.")
+                raise _feature("key", key_node.start_mark, key=repr(key_node.value))
             key = key_node.value
             if key in mapping:
-                raise StrictYamlError(
-                    "feature", f"duplicate key '{key}'", "Keep one of the two; YAML would silently drop the first.",
-                    key_node.start_mark.line + 1, key_node.start_mark.column + 1,
-                )
+                raise _feature("duplicate", key_node.start_mark, key=key)
             lines[(*path, key)] = key_node.start_mark.line + 1
             mapping[key] = _build(loader, value_node, (*path, key), lines, depth + 1, seen)
         return mapping
-    raise _feature("an unsupported node", node.start_mark, "Write plain YAML.")  # pragma: no cover
+    raise _feature("tag", node.start_mark, tag=node.tag)  # pragma: no cover: every node kind is handled above

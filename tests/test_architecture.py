@@ -14,14 +14,16 @@ ROOT = Path(__file__).resolve().parent.parent
 ALLOWED: dict[str, set[str]] = {
     "taskpkg": set(),
     "sandbox": {"taskpkg"},
-    "validators": {"taskpkg", "sandbox"},
-    "scoring": {"taskpkg", "sandbox"},
-    "training": {"taskpkg", "sandbox"},
+    "agents": {"taskpkg", "sandbox"},
+    "validators": {"taskpkg", "sandbox", "agents"},
+    "scoring": {"taskpkg", "sandbox", "agents"},
+    "training": {"taskpkg", "sandbox", "agents"},
     "launch": {"taskpkg"},
     "bot": {"taskpkg", "validators", "launch"},
     "leaderboard": {"taskpkg", "scoring"},
     "interop": {"taskpkg"},
-    "arena": {"taskpkg", "sandbox", "validators", "scoring", "training", "launch", "bot", "leaderboard", "interop"},
+    "arena": {"taskpkg", "sandbox", "agents", "validators", "scoring", "training", "launch", "bot", "leaderboard",
+              "interop"},
 }
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from taskpkg.rules import RULES
+from taskpkg.rules.render import BEGIN, END, table_markdown
 from tests.support.packages import fill_in
 from validators.report import report_schema
 
@@ -86,7 +88,8 @@ def test_schema_command_prints_the_published_schemas(tmp_path: Path) -> None:
     Draft202012Validator.check_schema(json.loads(arena("schema", "--report", cwd=tmp_path).stdout))
 
 
-@pytest.mark.parametrize("command", ["--help", "new --help", "check --help", "list --help", "schema --help"])
+@pytest.mark.parametrize("command", ["--help", "new --help", "check --help", "list --help", "schema --help",
+                                     "explain --help"])
 def test_help_documents_exit_codes(tmp_path: Path, command: str) -> None:
     done = arena(*command.split(), cwd=tmp_path)
     assert done.returncode == 0 and "Exit codes" in done.stdout
@@ -102,3 +105,34 @@ def test_without_an_engine_dynamic_checks_are_skipped_or_required(tmp_path: Path
     assert [d["check_id"] for d in package["diagnostics"] if d["severity"] == "warning"] == ["ARENA700"]
     required = arena("check", "--dynamic", cwd=tmp_path, env=no_engine)
     assert required.returncode == 3 and "scripts/ensure-engine" in required.stderr
+
+
+def test_explain_prints_a_rules_doc_examples_and_fix(tmp_path: Path) -> None:
+    done = arena("explain", "arena702", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rule = RULES["ARENA702"]
+    assert done.stdout.startswith(f"# ARENA702: {rule.title}\n") and rule.advice in done.stdout
+    assert "## Failing example" in done.stdout and 'f"{total + 1}\\n"' in done.stdout
+    assert "## Passing example" in done.stdout and "dynamic check" in done.stdout
+
+
+def test_explain_refuses_unknown_ids_with_the_nearest_one(tmp_path: Path) -> None:
+    done = arena("explain", "ARENA117", cwd=tmp_path)
+    assert done.returncode == 2 and "did you mean ARENA116?" in done.stderr and "--list" in done.stderr
+    assert arena("explain", cwd=tmp_path).returncode == 2
+    assert arena("explain", "--write", "x.md", cwd=tmp_path).returncode == 2
+
+
+def test_explain_lists_every_rule_and_writes_the_contributing_table(tmp_path: Path) -> None:
+    listed = arena("explain", "--list", cwd=tmp_path).stdout.splitlines()
+    assert [line.split()[:3] for line in listed] == [[r.id, r.category.value, r.severity.value] for r in RULES.values()]
+    assert arena("explain", "--markdown", cwd=tmp_path).stdout == table_markdown() + "\n"
+    document = tmp_path / "CONTRIBUTING.md"
+    document.write_text(f"# Checks\n\n{BEGIN}\n| stale |\n{END}\n\nMore.\n")
+    written = arena("explain", "--markdown", "--write", str(document), cwd=tmp_path)
+    assert written.returncode == 0 and "updated" in written.stdout
+    assert document.read_text() == f"# Checks\n\n{BEGIN}\n{table_markdown()}\n{END}\n\nMore.\n"
+    assert "up to date" in arena("explain", "--markdown", "--write", str(document), cwd=tmp_path).stdout
+    document.write_text("no markers\n")
+    refused = arena("explain", "--markdown", "--write", str(document), cwd=tmp_path)
+    assert refused.returncode == 2 and "CONTRIBUTING.md" in refused.stderr and BEGIN in refused.stderr

@@ -4,17 +4,22 @@ caught by the right check id."""
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from sandbox import containers
+from sandbox.agent_interface import Action, Observation
 from sandbox.episode import Sandbox
 from taskpkg.loader import load_package
+from taskpkg.rules import RULES, Category, Rule
 from tests.support.packages import edit, make_valid_package
+from validators.agents import ScriptedAgent
 from validators.dynamic import DYNAMIC_IDS, run_dynamic_checks
 from validators.dynamic.leaks import _layer_folders, scan_image
+from validators.dynamic.probes import PROBES
+from validators.report import PackageReport, Report
 
 
 @pytest.fixture(scope="module")
@@ -43,6 +48,9 @@ def errors(result) -> set[str]:
 
 
 def test_valid_package_passes_every_dynamic_check(sandbox: Sandbox, package_dir: Path) -> None:
+    for rule in RULES.values():  # every dynamic rule's passing example is this package, unchanged
+        if rule.category is Category.DYNAMIC:
+            rule.passing.apply(package_dir)
     result = dynamic(sandbox, package_dir, probes=None, instances=2)  # type: ignore[arg-type]
     assert errors(result) == set(), [d.message for d in result.diagnostics]
     assert {t["check_id"] for t in result.trials} >= {"ARENA702", "ARENA703", "ARENA704", "ARENA705", "ARENA707"}
@@ -52,62 +60,49 @@ def test_valid_package_passes_every_dynamic_check(sandbox: Sandbox, package_dir:
     assert {t["reward"] for t in oracle} == {1.0} and len({t["instance"] for t in oracle}) == 2
 
 
-def _python(path: str, old: str, new: str) -> Callable[[Path], None]:
-    return lambda p: edit(p / path, old, new)
+DYNAMIC = [r for r in RULES.values() if r.category is Category.DYNAMIC]
+PACKAGE_EXAMPLES = [r for r in DYNAMIC if not r.failing.situation]
 
 
-def _task(old: str, new: str) -> Callable[[Path], None]:
-    return lambda p: edit(p / "task.md", old, new)
+@pytest.mark.parametrize("rule", PACKAGE_EXAMPLES, ids=lambda r: r.id)
+def test_failing_example_triggers_exactly_its_rule(sandbox: Sandbox, package_dir: Path, rule: Rule) -> None:
+    """Each dynamic rule's failing example, from the registry, run for real; its passing example is the valid package
+    above (tests/test_rules.py checks that every one of them is)."""
+    rule.failing.apply(package_dir)
+    result = dynamic(sandbox, package_dir, rule.failing.probes)
+    assert ids(result) == {rule.id}, [(d.check_id, d.message) for d in result.diagnostics]
+    for finding in result.diagnostics:
+        assert finding.severity is rule.severity and finding.file and finding.message and finding.fix
 
 
-def _both(*mutations: Callable[[Path], None]) -> Callable[[Path], None]:
-    def apply(package: Path) -> None:
-        for mutation in mutations:
-            mutation(package)
-    return apply
+def test_every_dynamic_rule_is_run_here_or_by_its_named_test() -> None:
+    situations = {r.id: r.failing.tested_by for r in DYNAMIC if r.failing.situation}
+    assert situations == {"ARENA705": "tests/test_dynamic_checks.py::test_network_reaching_container_is_caught"}
+    assert {r.id for r in PACKAGE_EXAMPLES} | set(situations) == set(DYNAMIC_IDS)
 
 
-def _leak(package: Path) -> None:
-    (package / "environment" / "solve_copy.py").write_bytes((package / "oracle" / "solve.py").read_bytes())
-    edit(package / "environment" / "Dockerfile", "WORKDIR /workspace", "COPY solve_copy.py /opt/\nWORKDIR /workspace")
+class _BrokenProbe(ScriptedAgent):
+    """A scripted agent of the arena with a bug: it fails on its first step."""
+
+    def act(self, observation: Observation) -> Action:
+        raise RuntimeError("a bug in the arena's own agent")
 
 
-BROKEN: dict[str, tuple[Callable[[Path], None], tuple[str, ...]]] = {
-    "ARENA701": (_python("environment/Dockerfile", "WORKDIR /workspace", "RUN exit 3\nWORKDIR /workspace"), ()),
-    "ARENA702": (_python("oracle/solve.py", 'f"{total}\\n"', 'f"{total + 1}\\n"'), ()),
-    "ARENA703": (_python("verifier.py", '"answer.txt is missing"}}', '"answer.txt is missing"}, "reward": 1.0}'), ()),
-    "ARENA704": (_python("verifier.py", '{"reason": "correct"}', '{"reason": "correct", "nonce": __import__("os")'
-                         '.urandom(4).hex()}'), ()),
-    "ARENA706": (_leak, ()),
-    "ARENA707": (_python("verifier.py", "    if not answer.is_file():",
-                         '    if Path("/tmp/reward.json").exists():\n'
-                         '        return {"reward": 1.0, "details": {"reason": "trusted a report"}}\n'
-                         "    if not answer.is_file():"), ("forge-reward",)),
-    "ARENA708": (_both(_python("oracle/solve.py", "total = sum", "import time\ntime.sleep(2.2)\ntotal = sum"),
-                       _task("oracle_timeout_s: 120", "oracle_timeout_s: 4")), ()),
-    "ARENA709": (_python("verifier.py", "    if text != str(expected):",
-                         "    int(text)\n    if text != str(expected):"), ("junk-mentioned-files",)),
-    "ARENA710": (_python("instance/generate.py", "    numbers = build_instance", "    raise SystemExit(4)\n"
-                         "    numbers = build_instance"), ()),
-}
-
-
-@pytest.mark.parametrize("check_id", sorted(BROKEN))
-def test_broken_package_is_caught_by_its_check(sandbox: Sandbox, package_dir: Path, check_id: str) -> None:
-    mutation, probes = BROKEN[check_id]
-    mutation(package_dir)
-    result = dynamic(sandbox, package_dir, probes)
-    assert check_id in ids(result), [(d.check_id, d.message) for d in result.diagnostics]
-    finding = next(d for d in result.diagnostics if d.check_id == check_id)
-    assert finding.file and finding.message and finding.fix
-
-
-def test_every_dynamic_check_has_a_broken_package() -> None:
-    assert set(BROKEN) | {"ARENA705"} == set(DYNAMIC_IDS) - {"ARENA700"}
+def test_arena_fault_is_not_the_package_fault(sandbox: Sandbox, package_dir: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(PROBES, "broken", lambda: _BrokenProbe("probe:broken", ["true"], 30))
+    result = dynamic(sandbox, package_dir, probes=("broken",))
+    assert ids(result) == {"ARENA901"}, [(d.check_id, d.message) for d in result.diagnostics]
+    (finding,) = result.diagnostics
+    assert "a bug in the arena's own agent" in finding.message and "not your package's" in finding.fix
+    assert [t["outcome"] for t in result.trials if t["agent"] == "probe:broken"] == ["error"]
+    report = Report("full", [PackageReport(str(package_dir), "sample-task", None, None, 1000, result.diagnostics,
+                                           [], 1.0, result.trials)])
+    assert not report.passed and report.arena_fault
 
 
 def test_failing_build_step_is_named(sandbox: Sandbox, package_dir: Path) -> None:
-    BROKEN["ARENA701"][0](package_dir)
+    RULES["ARENA701"].failing.apply(package_dir)
     (finding,) = [d for d in dynamic(sandbox, package_dir).diagnostics if d.check_id == "ARENA701"]
     assert "RUN exit 3" in finding.message
 
@@ -172,11 +167,11 @@ def test_network_reaching_container_is_caught(sandbox: Sandbox, package_dir: Pat
     monkeypatch.setattr(containers, "NETWORK_MODE", "bridge")
     result = dynamic(sandbox, package_dir, probes=("reach-network",))
     (finding,) = [d for d in result.diagnostics if d.check_id == "ARENA705"]
-    assert "eth0" in finding.message
+    assert "eth0" in finding.message and "sandbox failure" in finding.fix
 
 
 def test_leak_scan_reads_layers_in_place_and_from_the_saved_image_alike(sandbox: Sandbox, package_dir: Path) -> None:
-    _leak(package_dir)
+    RULES["ARENA706"].failing.apply(package_dir)
     package = load_package(package_dir).package
     assert package is not None
     tag = sandbox.image(package).tag
@@ -190,7 +185,7 @@ def test_leak_scan_reads_layers_in_place_and_from_the_saved_image_alike(sandbox:
 
 
 def test_setup_error_reaches_every_trial_of_its_instance(sandbox: Sandbox, package_dir: Path) -> None:
-    BROKEN["ARENA710"][0](package_dir)
+    RULES["ARENA710"].failing.apply(package_dir)
     result = dynamic(sandbox, package_dir, probes=("wipe-workspace",))
     assert {t["agent"] for t in result.trials} == {"oracle", "nop", "probe:wipe-workspace"}
     assert {t["outcome"] for t in result.trials} == {"error"}

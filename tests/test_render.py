@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from taskpkg.checks import check
+from taskpkg.rules.dynamic import ARENA702
 from validators.render_github import annotation, markdown_summary
 from validators.report import PackageReport, Report
 
 
 def _package(trials: list[dict], message: str = "bad") -> PackageReport:
-    finding = check("ARENA702").found(message, "fix it", "oracle/solve.sh", 3)
+    finding = ARENA702.found("oracle/solve.sh", 3, case="storage", agent="oracle", instance=0, problem=message)
     return PackageReport("environments/x", "x", "A title", "finance", 100, [finding], ["ARENA702"], 12.0, trials)
 
 
@@ -16,7 +16,8 @@ def test_summary_lists_findings_and_folds_trials() -> None:
     trials = [{"check_id": "ARENA702", "agent": "oracle", "instance": 7, "outcome": "failed", "reward": 0.0,
                "duration_s": 1.25}]
     text = markdown_summary(Report("full", [_package(trials)]), "arena check environments/x")
-    assert "❌ fail" in text and "| ❌ | ARENA702 | `oracle/solve.sh:3` | bad | fix it |" in text
+    assert "❌ fail" in text
+    assert "| ❌ | ARENA702 | `oracle/solve.sh:3` | oracle on instance 0: bad | The oracle must" in text
     assert "<details><summary>1 sandbox trials, 0 as expected</summary>" in text
     assert "| ARENA702 | `oracle` | 7 | failed | 0 | 1.2 s |" in text
 

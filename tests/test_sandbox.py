@@ -21,7 +21,7 @@ from sandbox.episode import InitialState, Sandbox
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
 from tests.conftest import arena_resources
-from tests.support.packages import edit, make_valid_package
+from tests.support.packages import edit, make_two_scene_package, make_valid_package
 from validators.agents import oracle_agent
 from validators.dynamic.probes import KEPT_FILL_MIB, exhaust_resources
 
@@ -118,14 +118,7 @@ def _numbers(sandbox: Sandbox, package: TaskPackage) -> list[str]:
 
 
 def test_scenes_are_spoken_in_order(sandbox: Sandbox, tmp_path: Path) -> None:
-    root = make_valid_package(tmp_path / "environments")
-    edit(root / "task.md", "verifier:\n",
-         "roles:\n  - {name: agent, kind: agent}\n  - {name: client, kind: scripted}\n"
-         "scenes:\n  - {name: ask, role: client, section: Request}\n"
-         "  - {name: more, role: client, section: Follow-up}\nverifier:\n")
-    (root / "task.md").write_text((root / "task.md").read_text() + "\n## Request\nFirst, please.\n\n## Follow-up\n"
-                                  "And then this.\n")
-    package = load_package(root).package
+    package = load_package(make_two_scene_package(tmp_path / "environments")).package
     assert package is not None
     agent, _ = run(sandbox, package, Shell("echo one"), EndScene(), Shell("echo two"))
     scenes = [o.scene for o in agent.seen if o.scene]

@@ -9,8 +9,8 @@ from functools import cache
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
 
-from taskpkg.checks import CHECKS
 from taskpkg.diagnostics import Diagnostic, Severity
+from taskpkg.rules import RULES, Category, category_of
 
 REPORT_VERSION = 1
 REPORT_SCHEMA_RESOURCE = "schema/report-v1.schema.json"
@@ -51,7 +51,7 @@ class PackageReport:
         outcomes = []
         for check_id in sorted(set(self.checks_run) | set(worst)):
             status = _STATUS_BY_SEVERITY[worst[check_id]] if check_id in worst else "passed"
-            outcomes.append({"check_id": check_id, "title": CHECKS[check_id].title, "status": status})
+            outcomes.append({"check_id": check_id, "title": RULES[check_id].title, "status": status})
         return outcomes
 
     def to_dict(self) -> dict:
@@ -85,6 +85,13 @@ class Report:
     def passed(self) -> bool:
         """Whether every package passed."""
         return all(p.passed for p in self.packages)
+
+    @property
+    def arena_fault(self) -> bool:
+        """Whether the run failed only through the arena's or the engine's fault: it has errors, and every one of them
+        is of an infrastructure rule, none a package's failing check."""
+        errors = [d for p in self.packages for d in p.diagnostics if d.severity is Severity.ERROR]
+        return bool(errors) and all(category_of(d.check_id) is Category.INFRASTRUCTURE for d in errors)
 
     def to_dict(self) -> dict:
         """The versioned JSON form, described by validators/schema/report-v1.schema.json."""

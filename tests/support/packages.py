@@ -42,3 +42,15 @@ def edit(path: Path, old: str, new: str) -> None:
     text = path.read_text()
     assert old in text, f"{old!r} not in {path}"
     path.write_text(text.replace(old, new, 1))
+
+
+def make_two_scene_package(parent: Path, name: str = "sample-task") -> Path:
+    """A valid package whose prompt is spoken in two scenes by a scripted client (`ask`, then `more`)."""
+    root = make_valid_package(parent, name)
+    edit(root / "task.md", "verifier:\n",
+         "roles:\n  - {name: agent, kind: agent}\n  - {name: client, kind: scripted}\n"
+         "scenes:\n  - {name: ask, role: client, section: Request}\n"
+         "  - {name: more, role: client, section: Follow-up}\nverifier:\n")
+    (root / "task.md").write_text((root / "task.md").read_text() + "\n## Request\nFirst, please.\n\n## Follow-up\n"
+                                  "And then this.\n")
+    return root

@@ -14,9 +14,21 @@ from dataclasses import dataclass
 from sandbox.agent_interface import Agent
 from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
-from taskpkg.checks import check
-from taskpkg.diagnostics import Diagnostic
+from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.model import TaskPackage
+from taskpkg.rules import Category, Rule, ids
+from taskpkg.rules.dynamic import (
+    ARENA701,
+    ARENA702,
+    ARENA703,
+    ARENA704,
+    ARENA705,
+    ARENA707,
+    ARENA708,
+    ARENA709,
+    ARENA710,
+)
+from taskpkg.rules.infrastructure import ARENA901
 from validators.agents import nop_agent, oracle_agent
 from validators.dynamic.leaks import scan_image
 from validators.dynamic.probes import PROBES
@@ -26,17 +38,22 @@ DEFAULT_INSTANCES = 3
 MAX_WORKERS = 4
 SLOW_ORACLE_SHARE = 0.5
 HEAVY_ORACLE_SHARE = 0.7
-DYNAMIC_IDS = tuple(f"ARENA{n}" for n in range(701, 711))
+DYNAMIC_IDS = ids(Category.DYNAMIC)
 
 
 @dataclass(frozen=True)
 class PlannedTrial:
     """One episode to run, and the check it serves."""
 
-    check_id: str
+    rule: Rule
     role: str  # oracle, nop, repeat or probe
     instance: int
     make_agent: Callable[[], Agent]
+
+    @property
+    def check_id(self) -> str:
+        """The id of the rule the trial serves."""
+        return self.rule.id
 
 
 @dataclass
@@ -58,10 +75,10 @@ def pick_instances(count: int, wanted: int) -> list[int]:
 def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | None = None) -> list[PlannedTrial]:
     """Every trial of the dynamic checks (all probes unless named), in the order they are reported."""
     first = instances[0]
-    trials = [PlannedTrial("ARENA702", "oracle", i, lambda: oracle_agent(package)) for i in instances]
-    trials += [PlannedTrial("ARENA703", "nop", i, nop_agent) for i in instances]
-    trials.append(PlannedTrial("ARENA704", "repeat", first, lambda: oracle_agent(package)))
-    trials += [PlannedTrial("ARENA705" if name == "reach-network" else "ARENA707", "probe", first, factory)
+    trials = [PlannedTrial(ARENA702, "oracle", i, lambda: oracle_agent(package)) for i in instances]
+    trials += [PlannedTrial(ARENA703, "nop", i, nop_agent) for i in instances]
+    trials.append(PlannedTrial(ARENA704, "repeat", first, lambda: oracle_agent(package)))
+    trials += [PlannedTrial(ARENA705 if name == "reach-network" else ARENA707, "probe", first, factory)
                for name, factory in PROBES.items() if probes is None or name in probes]
     return trials
 
@@ -79,10 +96,8 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
     try:
         built = sandbox.image(package)
     except BuildFailed as exc:
-        return DynamicResult([check("ARENA701").found(
-            f"{exc}" + (f"\n{exc.log[-1500:]}" if exc.log else ""),
-            "Run `docker build environment/` to see the whole log; raise limits.build_timeout_s if the build is "
-            "slow but correct.", "environment/Dockerfile")], [])
+        log = exc.log[-1500:] if exc.log else "(the engine sent no build output)"
+        return DynamicResult([ARENA701.found("environment/Dockerfile", problem=exc, log=log)], [])
     planned = plan(package, pick_instances(package.instance_count, instances), probes)
     scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-leak-scan")
     leaks = scanner.submit(scan_image, sandbox.client, built.tag, package)
@@ -177,67 +192,55 @@ class _TrialRunner:
 
 def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
            oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict]:
-    where = f"{result.agent} on instance {result.instance}"
     found: list[Diagnostic] = []
+    trial_of = {"agent": result.agent, "instance": result.instance}
     if result.outcome == "setup_error":
-        found.append(check("ARENA710").found(f"instance {result.instance} could not be set up: {result.error}",
-                                             "Run the generator by hand with ARENA_INSTANCE set and fix it.",
-                                             package.generator))
+        found.append(ARENA710.found(package.generator, instance=result.instance, error=result.error))
     elif result.outcome == "verifier_error":
-        found.append(check("ARENA709").found(f"verifier error for {where}: {result.error}",
-                                             "A verifier must write a valid reward for any final state, however "
-                                             "broken; catch bad input and score it 0.", "verifier.py"))
-    elif result.outcome == "agent_error":
-        found.append(check("ARENA709").found(f"the episode of {where} failed: {result.error}",
-                                             "This is the arena's fault, not yours: please report it.", "task.md"))
+        found.append(ARENA709.found("verifier.py", error=result.error, **trial_of))
+    elif result.outcome == "agent_error":  # the arena's own scripted agent failed: not the package's fault
+        found.append(ARENA901.found(None, error=result.error, **trial_of))
     elif result.outcome == "limit_exceeded":
         if trial.role in ("oracle", "repeat"):
-            found.append(check("ARENA702").found(
-                f"{where}: {result.error}", "The oracle must solve the task within the limits: keep its files "
-                "(and the instance's) under limits.storage_mb, or raise it.", f"oracle/{package.oracle_entrypoint}"))
+            found.append(ARENA702.found(f"oracle/{package.oracle_entrypoint}", case="storage", problem=result.error,
+                                        **trial_of))
     elif trial.role == "oracle":
-        found += _judge_oracle(package, result, where)
+        found += _judge_oracle(package, result)
     elif trial.role == "repeat":
         found += _judge_repeat(oracle_runs[result.instance], result)
     elif result.reward is not None and result.reward > NOP_FLOOR:
-        check_id = "ARENA703" if trial.role == "nop" else "ARENA707"
-        what = "doing nothing" if trial.role == "nop" else f"the tamper probe {result.agent}"
-        found.append(check(check_id).found(
-            f"{what} scored {result.reward} on instance {result.instance} (floor {NOP_FLOOR}); details: "
-            f"{_short(result.details)}", "The verifier must check the task's result from regenerated inputs and "
-            "must not trust anything the agent could write; see docs/SPEC.md.", "verifier.py"))
-    if trial.check_id == "ARENA705":
+        scored = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
+                  "details": _short(result.details)}
+        found.append(ARENA703.found("verifier.py", **scored) if trial.role == "nop"
+                     else ARENA707.found("verifier.py", agent=result.agent, **scored))
+    if trial.rule is ARENA705 and result.outcome in ("scored", "limit_exceeded"):
         found += _judge_isolation(result)
-    failed = any(d.severity.value == "error" for d in found)
+    failed = any(d.severity is Severity.ERROR for d in found)
     stopped = result.outcome == "limit_exceeded"  # the sandbox ended it at the storage limit: it won nothing
     outcome = "error" if result.outcome != "scored" and not stopped else "failed" if failed else "ok"
     return found, _record(trial, result, outcome)
 
 
-def _judge_oracle(package: TaskPackage, result: EpisodeResult, where: str) -> list[Diagnostic]:
+def _judge_oracle(package: TaskPackage, result: EpisodeResult) -> list[Diagnostic]:
     found = []
+    oracle = f"oracle/{package.oracle_entrypoint}"
     step = result.transcript.entries[0].result if result.transcript.entries else None
     if step and step.get("timed_out"):
-        found.append(check("ARENA702").found(
-            f"the oracle did not finish within limits.oracle_timeout_s ({package.limits.oracle_timeout_s} s) on "
-            f"instance {result.instance}", "Speed the oracle up or raise oracle_timeout_s (at most agent_timeout_s).",
-            f"oracle/{package.oracle_entrypoint}"))
+        found.append(ARENA702.found(oracle, case="timeout", limit=package.limits.oracle_timeout_s,
+                                    instance=result.instance))
     elif result.reward != 1.0:
-        exit_note = f" (it exited with status {step['exit_code']}: {step['stderr'][-300:].strip()})" if step and \
-            step.get("exit_code") else ""
-        found.append(check("ARENA702").found(
-            f"the oracle scored {result.reward} on instance {result.instance}{exit_note}; details: "
-            f"{_short(result.details)}", "The oracle must solve every instance; run `arena run PATH --agent oracle "
-            f"--instance {result.instance}` to see the episode.", f"oracle/{package.oracle_entrypoint}"))
+        scored = {"reward": result.reward, "instance": result.instance, "details": _short(result.details)}
+        found.append(ARENA702.found(oracle, case="exit", status=step["exit_code"],
+                                    stderr=step["stderr"][-300:].strip(), **scored)
+                     if step and step.get("exit_code") else ARENA702.found(oracle, case="score", **scored))
+    trial_of = {"agent": result.agent, "instance": result.instance}
     seconds = step.get("duration_s", 0.0) if step else 0.0
     if seconds > SLOW_ORACLE_SHARE * package.limits.oracle_timeout_s:
-        found.append(check("ARENA708").found(
-            f"{where} took {seconds:.1f} s, over half of limits.oracle_timeout_s", "Leave headroom: slower machines "
-            "will time out.", "task.md"))
+        found.append(ARENA708.found("task.md", case="slow", seconds=seconds, share=SLOW_ORACLE_SHARE,
+                                    limit=package.limits.oracle_timeout_s, **trial_of))
     if result.peak_memory_mb and result.peak_memory_mb > HEAVY_ORACLE_SHARE * package.limits.memory_mb:
-        found.append(check("ARENA708").found(
-            f"{where} used {result.peak_memory_mb} MiB at peak, over 70% of limits.memory_mb "
-            f"({package.limits.memory_mb})", "Raise memory_mb or make the task lighter.", "task.md"))
+        found.append(ARENA708.found("task.md", case="heavy", peak=result.peak_memory_mb, share=HEAVY_ORACLE_SHARE,
+                                    limit=package.limits.memory_mb, **trial_of))
     return found
 
 
@@ -247,28 +250,21 @@ def _judge_repeat(first: EpisodeResult, again: EpisodeResult) -> list[Diagnostic
                                            ("details", first.details, again.details)) if a != b]
     if not differences:
         return []
-    return [check("ARENA704").found(
-        f"instance {first.instance} run twice gave different {', '.join(differences)}: "
-        f"{_short(first.details)} vs {_short(again.details)}",
-        "Derive every random choice from ARENA_INSTANCE (random.Random(seed)), never from time, hash() or the "
-        "environment.", "verifier.py")]
+    return [ARENA704.found("verifier.py", instance=first.instance, what=", ".join(differences),
+                           first=_short(first.details), second=_short(again.details))]
 
 
 def _judge_isolation(result: EpisodeResult) -> list[Diagnostic]:
     output = result.transcript.entries[0].result.get("stdout", "") if result.transcript.entries else ""
     line = next((x for x in output.splitlines() if x.startswith("EGRESS ")), None)
     if line is None:
-        return [check("ARENA705").found(
-            "the egress probe could not run, so isolation is unproven", "The image must provide python3 (see "
-            "docs/SPEC.md).", "environment/Dockerfile")]
+        return [ARENA705.found("environment/Dockerfile", case="unproven")]
     found = json.loads(line[len("EGRESS "):])
     reached = [name for name, value in found.items() if value == "reached"]
     interfaces = [name for name in found.get("interfaces", []) if name != "lo"]
     if reached or interfaces:
-        return [check("ARENA705").found(
-            f"the agent container has network access: reached {reached or 'nothing'}, interfaces {interfaces}",
-            "This is a sandbox failure: report it; never run untrusted packages on this engine until fixed.",
-            "environment/Dockerfile")]
+        return [ARENA705.found("environment/Dockerfile", case="reached", reached=reached or "nothing",
+                               interfaces=interfaces)]
     return []
 
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import docker
 
-from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
+from taskpkg.rules.dynamic import ARENA706
 
 MIN_SECRET_BYTES = 32  # smaller files (an empty __init__.py, "{}") match too much to mean anything
 
@@ -52,10 +52,7 @@ def scan_image(client: docker.DockerClient, tag: str, package: TaskPackage,
     for name, data in files:
         key = (len(data), hashlib.sha256(data).hexdigest())
         if key in secrets and key not in found:
-            found[key] = check("ARENA706").found(
-                f"the image contains /{name}, a copy of {secrets[key]}: the agent could read it",
-                "Remove whatever copies it into environment/ or the image; hidden files are copied in by the arena "
-                "only when they are needed.", secrets[key])
+            found[key] = ARENA706.found(secrets[key], name=name, source=secrets[key])
     return list(found.values())
 
 

@@ -7,21 +7,20 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from taskpkg.checks import CHECKS
 from taskpkg.loader import load_package
+from taskpkg.rules import Category, ids
 from validators.report import PackageReport
-from validators.static.dockerfile import CHECK_IDS as DOCKERFILE_IDS
+from validators.static import dockerfile, files, oracle_source, verifier_source
 from validators.static.dockerfile import check_dockerfile
-from validators.static.files import CHECK_IDS as FILE_IDS
 from validators.static.files import check_files, walk
-from validators.static.oracle_source import CHECK_IDS as ORACLE_IDS
 from validators.static.oracle_source import check_oracle
-from validators.static.verifier_source import CHECK_IDS as VERIFIER_IDS
 from validators.static.verifier_source import check_verifier, check_verifier_scripts
 
-STATIC_IDS = tuple(sorted(cid for cid in CHECKS if cid < "ARENA700"))
-_NEEDS_PACKAGE = frozenset(ORACLE_IDS) | {"ARENA406"}
-_LOADER_IDS = frozenset(STATIC_IDS) - set(FILE_IDS) - set(DOCKERFILE_IDS) - set(VERIFIER_IDS) - set(ORACLE_IDS)
+STATIC_IDS = ids(Category.STATIC)
+_TREE_IDS = frozenset(r.id for module in (files, dockerfile, verifier_source) for r in module.RULES)
+_ORACLE_IDS = frozenset(r.id for r in oracle_source.RULES)
+_NEEDS_PACKAGE = _ORACLE_IDS | {dockerfile.ARENA406.id}
+_LOADER_IDS = frozenset(STATIC_IDS) - _TREE_IDS - _ORACLE_IDS
 
 
 def run_static_checks(root: Path, display_path: str | None = None) -> PackageReport:
@@ -36,7 +35,7 @@ def run_static_checks(root: Path, display_path: str | None = None) -> PackageRep
         diagnostics += check_files(tree)
         diagnostics += check_dockerfile(tree, loaded.package)
         diagnostics += check_verifier(tree)
-        checks_run |= set(FILE_IDS) | set(DOCKERFILE_IDS) | set(VERIFIER_IDS)
+        checks_run |= _TREE_IDS
         if loaded.package is not None:
             diagnostics += check_oracle(tree, loaded.package)
             diagnostics += check_verifier_scripts(tree, loaded.package)
@@ -51,7 +50,7 @@ def run_static_checks(root: Path, display_path: str | None = None) -> PackageRep
         domain=package.domain if package else None,
         instances=package.instance_count if package else None,
         diagnostics=_dedupe_sorted(diagnostics),
-        checks_run=sorted(checks_run | set(ORACLE_IDS if package else ())),
+        checks_run=sorted(checks_run | (_ORACLE_IDS if package else set())),
         duration_ms=(time.perf_counter() - started) * 1000,
     )
 

@@ -4,14 +4,25 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 
-from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
+from taskpkg.rules.dockerfile import (
+    ARENA401,
+    ARENA402,
+    ARENA403,
+    ARENA404,
+    ARENA405,
+    ARENA406,
+    ARENA407,
+    ARENA408,
+)
 from validators.static.files import PackageFile, PackageTree
 
-CHECK_IDS = ("ARENA401", "ARENA402", "ARENA403", "ARENA404", "ARENA405", "ARENA406", "ARENA407", "ARENA408")
+RULES = (ARENA401, ARENA402, ARENA403, ARENA404, ARENA405, ARENA406, ARENA407, ARENA408)
 DOCKERFILE = "environment/Dockerfile"
 PIPE_TO_SHELL = re.compile(r"\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b")
 PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(?P<args>[^;&|]*)")
@@ -62,18 +73,14 @@ def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Dia
     found: list[Diagnostic] = []
     stages: set[str] = set()
     if not any(i.keyword == "FROM" for i in instructions):
-        found.append(check("ARENA408").found("the Dockerfile has no FROM instruction",
-                                             "Start it with e.g. `FROM debian:bookworm-slim`.", DOCKERFILE, 1))
+        found.append(ARENA408.found(DOCKERFILE, 1, case="missing"))
     for instruction in instructions:
         if instruction.keyword == "FROM":
             found.extend(_check_from(instruction, stages))
         elif instruction.keyword == "RUN":
             found.extend(_check_run(tree, instruction))
         elif instruction.keyword == "ADD" and re.search(r"(?:^|\s)(?:https?|ftp)://", instruction.arguments):
-            found.append(check("ARENA405").found(
-                "ADD fetches a URL at build time: unpinned, unverified content",
-                "Vendor the file into environment/ (small) or install it from a pinned package.", DOCKERFILE,
-                instruction.line))
+            found.append(ARENA405.found(DOCKERFILE, instruction.line))
         elif instruction.keyword in ("CMD", "ENTRYPOINT") and PIPE_TO_SHELL.search(instruction.arguments):
             found.append(pipe_to_shell_finding(DOCKERFILE, instruction.line, "at run time"))
     found.extend(_check_environment_scripts(tree.files))
@@ -85,28 +92,20 @@ def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Dia
 def _check_from(instruction: Instruction, stages: set[str]) -> list[Diagnostic]:
     words = [w for w in instruction.arguments.split() if not w.startswith("--")]
     if not words:
-        return [check("ARENA408").found("FROM names no image", "Name a base image.", DOCKERFILE, instruction.line)]
+        return [ARENA408.found(DOCKERFILE, instruction.line, case="empty")]
     image = words[0]
     if len(words) >= 3 and words[1].upper() == "AS":
         stages.add(words[2].lower())
     if image == "scratch" or image.lower() in stages:
         return []
-    if "$" in image:
-        return [check("ARENA401").found(
-            f"base image '{image}' comes from a build argument, so it cannot be checked or pinned",
-            "Write the image name and tag literally.", DOCKERFILE, instruction.line)]
     name, _, digest = image.partition("@")
     tag = name.rsplit(":", 1)[1] if ":" in name.rsplit("/", 1)[-1] else None
-    if not digest and (tag is None or tag == "latest"):
-        return [check("ARENA401").found(
-            f"base image '{image}' is not pinned ({'no tag' if tag is None else 'the moving tag latest'})",
-            "Pin a release tag (e.g. debian:bookworm-slim) and preferably a digest (image:tag@sha256:…).",
-            DOCKERFILE, instruction.line)]
+    unpinned = ("argument" if "$" in image else None if digest else "untagged" if tag is None
+                else "latest" if tag == "latest" else None)
+    if unpinned:
+        return [ARENA401.found(DOCKERFILE, instruction.line, case=unpinned, image=image)]
     if not digest:
-        return [check("ARENA402").found(
-            f"base image '{image}' is pinned by tag only; tags can move",
-            "Append the digest (`docker buildx imagetools inspect IMAGE`) for bit-for-bit rebuilds.",
-            DOCKERFILE, instruction.line)]
+        return [ARENA402.found(DOCKERFILE, instruction.line, image=image)]
     return []
 
 
@@ -117,22 +116,18 @@ def _check_run(tree: PackageTree, instruction: Instruction) -> list[Diagnostic]:
         found.append(pipe_to_shell_finding(DOCKERFILE, instruction.line, "while building"))
     for match in PIP_INSTALL.finditer(command):
         for problem in _unpinned_pip(tree, match.group("args")):
-            found.append(check("ARENA403").found(
-                problem, "Pin every Python package with == (e.g. numpy==2.1.3) so rebuilds are identical.",
-                DOCKERFILE, instruction.line))
+            found.append(problem(DOCKERFILE, instruction.line))
     for match in APT_INSTALL.finditer(command):
         words = [w for w in _split(match.group("args")) if not w.startswith("-")]
         loose = [w for w in words if "=" not in w]
         if loose:
-            found.append(check("ARENA404").found(
-                f"Debian packages without a version: {', '.join(loose[:8])}",
-                "Pin versions (pkg=VERSION; `apt-cache policy pkg`) for exact rebuilds, if the snapshot allows.",
-                DOCKERFILE, instruction.line))
+            found.append(ARENA404.found(DOCKERFILE, instruction.line, packages=", ".join(loose[:8])))
     return found
 
 
-def _unpinned_pip(tree: PackageTree, arguments: str) -> list[str]:
-    problems = []
+def _unpinned_pip(tree: PackageTree, arguments: str) -> list[Callable[[str, int], Diagnostic]]:
+    """ARENA403 findings still to be placed (at the Dockerfile line that installs), one per unpinned package."""
+    problems: list[Callable[[str, int], Diagnostic]] = []
     words = _split(arguments)
     index = 0
     while index < len(words):
@@ -143,20 +138,21 @@ def _unpinned_pip(tree: PackageTree, arguments: str) -> list[str]:
             index += 2
             continue
         if not word.startswith("-") and "==" not in word:
-            problems.append(f"Python package '{word}' is installed without an exact version")
+            problems.append(partial(ARENA403.found, case="package", package=word))
         index += 1
     return problems
 
 
-def _unpinned_requirements(tree: PackageTree, name: str) -> list[str]:
+def _unpinned_requirements(tree: PackageTree, name: str) -> list[Callable[[str, int], Diagnostic]]:
     text = tree.text_of(f"environment/{name}")
     if text is None:
         return []
-    problems = []
+    problems: list[Callable[[str, int], Diagnostic]] = []
     for number, line in enumerate(text.split("\n"), start=1):
         requirement = line.split("#", 1)[0].strip()
         if requirement and not requirement.startswith("-") and "==" not in requirement:
-            problems.append(f"environment/{name}:{number}: '{requirement}' has no exact version")
+            problems.append(partial(ARENA403.found, case="requirement", path=f"environment/{name}", number=number,
+                                    requirement=requirement))
     return problems
 
 
@@ -168,9 +164,8 @@ def _split(arguments: str) -> list[str]:
 
 
 def pipe_to_shell_finding(file: str, line: int, when: str) -> Diagnostic:
-    return check("ARENA407").found(
-        f"a download is piped into a shell {when}: unpinned code from the network",
-        "Install from a pinned package, or vendor the script into environment/ and review it.", file, line)
+    """ARENA407 at a place; `when` says when the download would run ("while building", ...)."""
+    return ARENA407.found(file, line, when=when)
 
 
 def _check_environment_scripts(files: list[PackageFile]) -> list[Diagnostic]:
@@ -198,9 +193,7 @@ def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> lis
             continue
         copy_of = hidden.get(file.digest) if file.size else None
         if copy_of or file.relative.rsplit("/", 1)[-1] == "verifier.py":
-            found.append(check("ARENA406").found(
-                f"{file.relative} is in the image's build context but is {copy_of or 'a verifier'}",
-                "Remove it from environment/: the verifier, oracle and generator must never be in the agent's image.",
-                file.relative))
+            found.append(ARENA406.found(file.relative, case="copy", path=file.relative, source=copy_of) if copy_of
+                         else ARENA406.found(file.relative, case="verifier", path=file.relative))
     return found
 

@@ -9,10 +9,12 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
-from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
+from taskpkg.rules.package_files import ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007
+from taskpkg.rules.prompt import ARENA202
+from taskpkg.task_file import TASK_FILE
 
-CHECK_IDS = ("ARENA002", "ARENA003", "ARENA004", "ARENA005", "ARENA006", "ARENA007", "ARENA202")
+RULES = (ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007, ARENA202)
 MAX_FILES = 500
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -95,15 +97,12 @@ def _walk_folder(tree: PackageTree, folder: Path, prefix: str, real_root: str) -
         if entry.is_symlink():
             target = os.path.realpath(entry.path)
             if target != real_root and not target.startswith(real_root + os.sep):
-                tree.diagnostics.append(check("ARENA003").found(
-                    f"{relative} is a symbolic link to {os.readlink(entry.path)}, outside the package",
-                    "Replace the link with the file itself, or remove it.", relative))
+                tree.diagnostics.append(ARENA003.found(relative, path=relative, target=os.readlink(entry.path)))
         elif entry.is_dir():
             if entry.name not in IGNORED_DIRS:
                 _walk_folder(tree, Path(entry.path), relative + "/", real_root)
         elif not entry.is_file():
-            tree.diagnostics.append(check("ARENA007").found(
-                f"{relative} is not a regular file (a device, pipe or socket)", "Remove it.", relative))
+            tree.diagnostics.append(ARENA007.found(relative, path=relative))
         elif not entry.name.endswith(".pyc"):
             tree.files.append(PackageFile(relative, Path(entry.path), entry.stat().st_size))
 
@@ -111,21 +110,16 @@ def _walk_folder(tree: PackageTree, folder: Path, prefix: str, real_root: str) -
 def check_files(tree: PackageTree) -> list[Diagnostic]:
     """Run every file-tree check over the walked files."""
     root, files = tree.root, tree.files
-    found = [
-        check("ARENA002").found(f"{required} ({kind}) is missing", f"Add {required}; see docs/SPEC.md.", required)
-        for required, kind in REQUIRED
-        if not _present(root / required, kind)
-    ]
+    found = [ARENA002.found(required, path=required, kind=kind) for required, kind in REQUIRED
+             if not _present(root / required, kind)]
     total = sum(f.size for f in files)
     if len(files) > MAX_FILES or total > MAX_TOTAL_BYTES:
-        found.append(check("ARENA004").found(
-            f"the package has {len(files)} files and {total} bytes; the limits are {MAX_FILES} files and "
-            f"{MAX_TOTAL_BYTES} bytes", "Generate data in the instance generator instead of committing it.", "."))
+        found.append(ARENA004.found(".", case="package", files=len(files), size=total, max_files=MAX_FILES,
+                                    max_size=MAX_TOTAL_BYTES))
     for file in files:
         if file.size > MAX_FILE_BYTES:
-            found.append(check("ARENA004").found(
-                f"{file.relative} is {file.size} bytes; one file may be at most {MAX_FILE_BYTES}",
-                "Generate large data at instance setup instead of committing it.", file.relative))
+            found.append(ARENA004.found(file.relative, case="file", path=file.relative, size=file.size,
+                                        max_size=MAX_FILE_BYTES))
             continue
         found.extend(_scan(file))
     return found
@@ -137,26 +131,20 @@ def _present(path: Path, kind: str) -> bool:
 
 def _scan(file: PackageFile) -> list[Diagnostic]:
     text = file.text
-    if text is None:
-        return [check("ARENA005").found(
-            f"{file.relative} is a binary file", "Prefer text formats or generating the file at instance setup; "
-            "binary blobs cannot be reviewed.", file.relative)]
+    if text is None:  # task.md that is not text is ARENA100, found by the loader
+        return [] if file.relative == TASK_FILE else [ARENA005.found(file.relative, path=file.relative)]
     found = []
     for label, literals, pattern in SECRET_PATTERNS:
         if not any(literal in text for literal in literals):
             continue
         for match in pattern.finditer(text):
-            found.append(check("ARENA006").found(
-                f"{file.relative} contains what looks like {label}",
-                "Remove it and revoke it now: it is public once pushed. Packages never need credentials.",
-                file.relative, text.count("\n", 0, match.start()) + 1))
+            found.append(ARENA006.found(file.relative, text.count("\n", 0, match.start()) + 1, path=file.relative,
+                                        what=label))
     start = text.find(PLACEHOLDER_MARK)
     while start != -1:
         line_no = text.count("\n", 0, start) + 1
         end = text.find("\n", start)
         request = text[start + len(PLACEHOLDER_MARK): end if end != -1 else len(text)].lstrip(" :").strip()
-        found.append(check("ARENA202").found(
-            f"placeholder from `arena new` still here: {request[:120] or 'TODO(arena)'}",
-            "Do what it asks, then delete the TODO(arena) marker.", file.relative, line_no))
+        found.append(ARENA202.found(file.relative, line_no, request=request[:120] or PLACEHOLDER_MARK))
         start = text.find(PLACEHOLDER_MARK, start + len(PLACEHOLDER_MARK))
     return found

@@ -7,12 +7,12 @@ import re
 import shlex
 from pathlib import PurePosixPath
 
-from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
+from taskpkg.rules.sources import ARENA602, ARENA603
 from validators.static.files import PackageFile, PackageTree
 
-CHECK_IDS = ("ARENA602", "ARENA603")
+RULES = (ARENA602, ARENA603)
 CODE_SUFFIXES = frozenset({".sh", ".py"})
 DOC_SUFFIXES = frozenset({".md"})
 SHELL_NO_LOGIC = frozenset({
@@ -30,17 +30,11 @@ def check_oracle(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     entry = package.oracle_entrypoint
     if entry in oracle_files and _is_trivial(entry, oracle_files, set()):
-        found.append(check("ARENA602").found(
-            f"oracle/{entry} only copies or prints prepared content; it proves nothing about solvability, and a "
-            "fixed answer is wrong for generated instances",
-            "Make the oracle compute the answer from the instance's files, the way an agent would.",
-            f"oracle/{entry}", 1))
+        found.append(ARENA602.found(f"oracle/{entry}", 1, entry=entry))
     for name, file in sorted(oracle_files.items()):
         suffix = PurePosixPath(name).suffix
         if suffix not in CODE_SUFFIXES and suffix not in DOC_SUFFIXES:
-            found.append(check("ARENA603").found(
-                f"oracle/{name} is a data file; an oracle that reads prepared answers cannot solve new instances",
-                "Compute answers in the oracle's code from the instance files instead.", file.relative))
+            found.append(ARENA603.found(file.relative, name=name))
     return found
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import ast
 import re
 
-from taskpkg.checks import check
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
+from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505
 from validators.static.dockerfile import PIPE_TO_SHELL, pipe_to_shell_finding
 from validators.static.files import PackageTree
 
-CHECK_IDS = ("ARENA501", "ARENA502", "ARENA503", "ARENA504", "ARENA505")
+RULES = (ARENA501, ARENA502, ARENA503, ARENA504, ARENA505)
 VERIFIER = "verifier.py"
 TRANSCRIPT_HINTS = ("transcript", "trajectory", "/logs/agent", "agent.log", ".bash_history", "arena_transcript")
 NETWORK_MODULES = frozenset({
@@ -38,9 +38,7 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
         syntax = ast.parse(source, filename=VERIFIER)
     except (SyntaxError, ValueError) as exc:
         line = getattr(exc, "lineno", None)
-        return [check("ARENA501").found(f"verifier.py is not valid Python: {getattr(exc, 'msg', exc)}",
-                                        "Fix the syntax; `python3 -m py_compile verifier.py` shows it.", VERIFIER,
-                                        line, getattr(exc, "offset", None))]
+        return [ARENA501.found(VERIFIER, line, getattr(exc, "offset", None), problem=getattr(exc, "msg", exc))]
     text = source.decode("utf-8", errors="replace")
     found: list[Diagnostic] = []
     for node in ast.walk(syntax) if _may_offend(text) else ():
@@ -53,9 +51,7 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
         elif kind in (ast.List, ast.Tuple) and _is_pip_install(node):
             found.append(_installs("builds a pip install command", node.lineno))
     if OUTPUT_VARIABLE not in text:
-        found.append(check("ARENA505").found(
-            f"verifier.py never mentions {OUTPUT_VARIABLE}, so it cannot write the reward where the arena reads it",
-            f'Write {{"reward": r, "details": {{...}}}} as JSON to os.environ["{OUTPUT_VARIABLE}"].', VERIFIER, 1))
+        found.append(ARENA505.found(VERIFIER, 1, variable=OUTPUT_VARIABLE))
     return found
 
 
@@ -73,10 +69,8 @@ def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diag
             if PIPE_TO_SHELL.search(code):
                 found.append(pipe_to_shell_finding(file.relative, number, "in a script the verifier runs"))
             elif any(hint in code.lower() for hint in INSTALL_HINTS) or re.search(r"\b(?:uvx|pipx)\b", code):
-                found.append(check("ARENA504").found(
-                    f"{file.relative} installs packages at verification time: {code.strip()[:80]}",
-                    "Install what the tests need in environment/Dockerfile (pinned); the verifier has no network.",
-                    file.relative, number))
+                found.append(ARENA504.found(file.relative, number, case="script", path=file.relative,
+                                            command=code.strip()[:80]))
     return found
 
 
@@ -90,9 +84,7 @@ def _check_string(text: str, line: int) -> list[Diagnostic]:
     lowered = text.lower()
     found = []
     if any(hint in lowered for hint in TRANSCRIPT_HINTS):
-        found.append(check("ARENA502").found(
-            f"verifier.py refers to {text[:60]!r}: a verifier judges the final state, never the transcript",
-            "Check the files the task asks for instead of what the agent said or ran.", VERIFIER, line))
+        found.append(ARENA502.found(VERIFIER, line, text=repr(text[:60])))
     if any(hint in lowered for hint in INSTALL_HINTS):
         found.append(_installs(f"runs {text[:60]!r}", line))
     return found
@@ -102,9 +94,7 @@ def _check_imports(node: ast.AST) -> list[Diagnostic]:
     found = []
     for module in _imported(node):
         if module in NETWORK_MODULES or module.split(".")[0] in NETWORK_MODULES:
-            found.append(check("ARENA503").found(
-                f"verifier.py imports {module}, a network module; the verifier runs without a network",
-                "Score the final state from files in the container only.", VERIFIER, node.lineno))
+            found.append(ARENA503.found(VERIFIER, node.lineno, module=module))
         if module.split(".")[0] in INSTALL_MODULES:
             found.append(_installs(f"imports {module}", node.lineno))
     return found
@@ -128,6 +118,4 @@ def _is_pip_install(node: ast.List | ast.Tuple) -> bool:
 
 
 def _installs(what: str, line: int) -> Diagnostic:
-    return check("ARENA504").found(
-        f"verifier.py {what}: verifiers must not install packages",
-        "Install what the verifier needs in the image (pinned), or use the standard library.", VERIFIER, line)
+    return ARENA504.found(VERIFIER, line, case="verifier", what=what)

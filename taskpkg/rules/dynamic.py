@@ -1,0 +1,172 @@
+"""ARENA7xx: the dynamic checks, which run the package in the sandbox on a Docker engine.
+
+Their examples are changes to the base package that the test suite runs on a real engine (with the tamper probes
+named, besides the core trials: the oracle, doing nothing, and the oracle again for determinism).
+"""
+
+from __future__ import annotations
+
+from taskpkg.diagnostics import Severity
+from taskpkg.rules.examples import Copy, Keep, Replace, example, situation
+from taskpkg.rules.model import Category, Message, Rule, one
+
+DYNAMIC, E, W = Category.DYNAMIC, Severity.ERROR, Severity.WARNING
+DOCKERFILE, TASK, VERIFIER = "environment/Dockerfile", "task.md", "verifier.py"
+ORACLE, GENERATOR = "oracle/solve.py", "instance/generate.py"
+_TAMPER_FIX = ("The verifier must check the task's result from regenerated inputs and must not trust anything the "
+               "agent could write; see docs/SPEC.md.")
+
+ARENA701 = Rule(
+    "ARENA701", DYNAMIC, E, "image does not build within the build timeout",
+    doc="The agent's image is built from `environment/` with no registry pulls beyond the base image; the build "
+        "must succeed within `limits.build_timeout_s`.",
+    advice="Fix the build error shown, and make the build finish within `limits.build_timeout_s`.",
+    messages=one("{problem}\n{log}",
+                 "Run `docker build environment/` to see the whole log; raise limits.build_timeout_s if the build "
+                 "is slow but correct."),
+    failing=example(Replace(DOCKERFILE, "WORKDIR /workspace", "RUN exit 3\nWORKDIR /workspace")),
+    passing=example(Keep(DOCKERFILE, "WORKDIR /workspace")),
+)
+
+ARENA702 = Rule(
+    "ARENA702", DYNAMIC, E, "oracle does not solve an instance within its limits",
+    doc="The oracle is run as an agent on several instances spread over the whole range; it must score exactly 1 "
+        "on each, within `limits.oracle_timeout_s` and the package's other limits. This is what proves the task "
+        "solvable.",
+    advice="Fix the oracle or the verifier until the oracle scores 1 on every instance tried "
+           "(`arena run PATH --agent oracle`).",
+    messages={
+        "score": Message("the oracle scored {reward} on instance {instance}; details: {details}",
+                         "The oracle must solve every instance; run `arena run PATH --agent oracle --instance "
+                         "{instance}` to see the episode."),
+        "exit": Message("the oracle scored {reward} on instance {instance} (it exited with status {status}: "
+                        "{stderr}); details: {details}",
+                        "The oracle must solve every instance; run `arena run PATH --agent oracle --instance "
+                        "{instance}` to see the episode."),
+        "timeout": Message("the oracle did not finish within limits.oracle_timeout_s ({limit} s) on instance "
+                           "{instance}", "Speed the oracle up or raise oracle_timeout_s (at most agent_timeout_s)."),
+        "storage": Message("{agent} on instance {instance}: {problem}",
+                           "The oracle must solve the task within the limits: keep its files (and the instance's) "
+                           "under limits.storage_mb, or raise it."),
+    },
+    failing=example(Replace(ORACLE, 'Path("answer.txt").write_text(f"{total}\\n")',
+                            'Path("answer.txt").write_text(f"{total + 1}\\n")')),
+    passing=example(Keep(ORACLE, 'Path("answer.txt").write_text(f"{total}\\n")')),
+)
+
+ARENA703 = Rule(
+    "ARENA703", DYNAMIC, E, "doing nothing scores above the floor",
+    doc="The untouched initial state of each instance is verified; an agent that does nothing must score 0, or "
+        "training rewards doing nothing.",
+    advice="Make the verifier give 0 to an untouched workspace (`arena run PATH --agent nop`).",
+    messages=one("doing nothing scored {reward} on instance {instance} (floor {floor}); details: {details}",
+                 _TAMPER_FIX),
+    failing=example(Replace(VERIFIER, 'return {"reward": 0.0, "details": {"reason": "answer.txt is missing"}}',
+                            'return {"reward": 1.0, "details": {"reason": "answer.txt is missing"}}')),
+    passing=example(Keep(VERIFIER, 'return {"reward": 0.0, "details": {"reason": "answer.txt is missing"}}')),
+)
+
+ARENA704 = Rule(
+    "ARENA704", DYNAMIC, E, "same instance, different result",
+    doc="One instance is made and solved twice from scratch; the prompt's values, the reward and the verifier's "
+        "details must be identical, or training sees noise.",
+    advice="Make the generator, oracle and verifier deterministic in `ARENA_INSTANCE` (no clock, no unseeded "
+           "randomness).",
+    messages=one("instance {instance} run twice gave different {what}: {first} vs {second}",
+                 "Derive every random choice from ARENA_INSTANCE (random.Random(seed)), never from time, hash() or "
+                 "the environment."),
+    failing=example(Replace(VERIFIER, 'return {"reward": 1.0, "details": {"reason": "correct"}}',
+                            'return {"reward": 1.0, "details": {"reason": "correct", '
+                            '"nonce": __import__("os").urandom(4).hex()}}')),
+    passing=example(Keep(VERIFIER, 'return {"reward": 1.0, "details": {"reason": "correct"}}')),
+)
+
+ARENA705 = Rule(
+    "ARENA705", DYNAMIC, E, "agent container reaches the network",
+    doc="The `reach-network` probe tries DNS and TCP egress (including the engine's host) from the agent's "
+        "container and lists its network interfaces; only loopback may exist and nothing may be reached. No package "
+        "can grant itself a network, so a finding means the sandbox leaked one.",
+    advice="Nothing in the package may need the network; report it if the sandbox leaked one.",
+    messages={
+        "reached": Message("the agent container has network access: reached {reached}, interfaces {interfaces}",
+                           "This is a sandbox failure: report it; never run untrusted packages on this engine until "
+                           "fixed."),
+        "unproven": Message("the egress probe could not run, so isolation is unproven",
+                            "The image must provide python3 (see docs/SPEC.md)."),
+    },
+    failing=situation("the engine gives the agent's container a network (a sandbox fault)",
+                      "tests/test_dynamic_checks.py::test_network_reaching_container_is_caught"),
+    passing=example(Keep(DOCKERFILE, "apt-get install -y --no-install-recommends python3"),
+                    probes=("reach-network",)),
+)
+
+ARENA706 = Rule(
+    "ARENA706", DYNAMIC, E, "verifier, oracle or generator inside the image",
+    doc="Every layer of the built image is scanned for byte-identical copies of the verifier, the oracle, the "
+        "generator and verifier data (files of 32 bytes or more): the agent could read them.",
+    advice="Keep answers, the verifier and the oracle out of the image and out of instance files the agent can read.",
+    messages=one("the image contains /{name}, a copy of {source}: the agent could read it",
+                 "Remove whatever copies it into environment/ or the image; hidden files are copied in by the arena "
+                 "only when they are needed."),
+    failing=example(Copy(ORACLE, "environment/solve_copy.py"),
+                    Replace(DOCKERFILE, "WORKDIR /workspace", "COPY solve_copy.py /opt/\nWORKDIR /workspace")),
+    passing=example(Keep(DOCKERFILE, "WORKDIR /workspace")),
+)
+
+ARENA707 = Rule(
+    "ARENA707", DYNAMIC, E, "tamper probe scores above the floor",
+    doc="The tamper probes try to win without solving: forged reward files and interpreter hooks, a background "
+        "writer, a wiped or garbage workspace, junk in every file the prompt names, exhausted resources. Each must "
+        "score no more than doing nothing. Replay one with `arena run PATH --agent probe:NAME`.",
+    advice="Harden the verifier against the probe named (a forged reward file, deleted files, ...): judge the real "
+           "state.",
+    messages=one("the tamper probe {agent} scored {reward} on instance {instance} (floor {floor}); details: "
+                 "{details}", _TAMPER_FIX),
+    failing=example(Replace(VERIFIER, "    if not answer.is_file():",
+                            '    if Path("/tmp/reward.json").exists():\n'
+                            '        return {"reward": 1.0, "details": {"reason": "trusted a report"}}\n'
+                            "    if not answer.is_file():"), probes=("forge-reward",)),
+    passing=example(Keep(VERIFIER, "expected = sum(build_instance(int(os.environ[\"ARENA_INSTANCE\"])))"),
+                    probes=("forge-reward",)),
+)
+
+ARENA708 = Rule(
+    "ARENA708", DYNAMIC, W, "oracle close to its limits",
+    doc="An oracle that needs over half its time limit, or over 70% of the memory limit, will fail on a slower or "
+        "busier machine.",
+    advice="Leave headroom: make the oracle faster or lighter, or raise the limit.",
+    messages={
+        "slow": Message("{agent} on instance {instance} took {seconds:.1f} s, over {share:.0%} of "
+                        "limits.oracle_timeout_s ({limit} s)", "Leave headroom: slower machines will time out."),
+        "heavy": Message("{agent} on instance {instance} used {peak} MiB at peak, over {share:.0%} of "
+                         "limits.memory_mb ({limit})", "Raise memory_mb or make the task lighter."),
+    },
+    failing=example(Replace(ORACLE, "total = sum", "import time\ntime.sleep(2.2)\ntotal = sum"),
+                    Replace(TASK, "oracle_timeout_s: 120", "oracle_timeout_s: 4")),
+    passing=example(Keep(TASK, "oracle_timeout_s: 120")),
+)
+
+ARENA709 = Rule(
+    "ARENA709", DYNAMIC, E, "verifier error",
+    doc="A verifier must write a valid reward (a number in [0, 1]) within `limits.verifier_timeout_s` for any final "
+        "state, however broken: crashing on junk input is an error, not a score.",
+    advice="Make the verifier exit 0 and write a valid reward in time on every instance.",
+    messages=one("verifier error for {agent} on instance {instance}: {error}",
+                 "A verifier must write a valid reward for any final state, however broken; catch bad input and "
+                 "score it 0."),
+    failing=example(Replace(VERIFIER, "    if text != str(expected):", "    int(text)\n    if text != str(expected):"),
+                    probes=("junk-mentioned-files",)),
+    passing=example(Keep(VERIFIER, "    if text != str(expected):"), probes=("junk-mentioned-files",)),
+)
+
+ARENA710 = Rule(
+    "ARENA710", DYNAMIC, E, "instance setup fails",
+    doc="Each instance is made by running the generator with `python3 -I` as root in `/workspace`; it must exit 0 "
+        "and print one JSON object holding every value the prompt names.",
+    advice="Make the generator run with `python3 -I` as root in `/workspace` and print one JSON object.",
+    messages=one("instance {instance} could not be set up: {error}",
+                 "Run the generator by hand with ARENA_INSTANCE set and fix it."),
+    failing=example(Replace(GENERATOR, "    numbers = build_instance",
+                            "    raise SystemExit(4)\n    numbers = build_instance")),
+    passing=example(Keep(GENERATOR, '    print(json.dumps({"count": len(numbers)}))')),
+)
