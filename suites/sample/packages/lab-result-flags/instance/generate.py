@@ -231,6 +231,8 @@ def _patients(rng: random.Random, run_date: dt.date, count: int) -> dict[str, tu
             birth = run_date.replace(year=run_date.year - years) + dt.timedelta(days=rng.randint(-3, 3))
         else:
             birth = run_date - dt.timedelta(days=rng.randint(2 * 365, 92 * 365))
+        if (birth.month, birth.day) == (2, 29):  # conventions differ on when such a birthday falls: avoid it
+            birth += dt.timedelta(days=1)
         patients[f"MRN{number}"] = (rng.choice("FM"), birth)
     return patients
 
