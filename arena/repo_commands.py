@@ -52,19 +52,31 @@ def site_group() -> None:
 
 
 @site_group.command(name="build", epilog=EPILOG)
-@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True, help="Folder to write.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Folder to write (brought up to date: unchanged pages are not rewritten).")
 @click.option("--environments", "environments_dir", type=click.Path(file_okay=False, path_type=Path),
               default=Path("environments"), show_default=True, help="Folder of environment packages.")
 @click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
-              show_default=True, help="Folder of results/<environment>.json files (may be absent).")
-@click.option("--site-dir", type=click.Path(file_okay=False, exists=True, path_type=Path), default=None,
-              help="Templates and static files (default: the checkout's site/, else ./site).")
-def site_build(out: Path, environments_dir: Path, results_dir: Path, site_dir: Path | None) -> None:
-    """Render the leaderboard (environments and their held-out results) into OUT/index.html."""
-    from leaderboard import ResultsError, build_site
+              show_default=True, help="Results records: results/<environment>/<run_id>.json (may be absent).")
+@click.option("--jobs", "jobs_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Job states: <jobs>/<environment>/<commit>.json, for the pending list.")
+@click.option("--reports", "reports_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="`arena check --format json` reports (*.json), for the validation summaries.")
+@click.option("--repository", envvar="GITHUB_REPOSITORY", default=None,
+              help="owner/name on GitHub, for PR, commit and profile links (default: $GITHUB_REPOSITORY).")
+@click.option("--base-url", default=None, help="The published site's URL, for canonical and social-preview links.")
+def site_build(out: Path, environments_dir: Path, results_dir: Path, jobs_dir: Path | None, reports_dir: Path | None,
+               repository: str | None, base_url: str | None) -> None:
+    """Render the leaderboard site into OUT: ranks with intervals, a page per environment, data downloads."""
+    from leaderboard import SiteOptions, build_site
+    from scoring.results import ResultsError
 
     try:
-        index = build_site(environments_dir, results_dir, out, site_dir)
+        built = build_site(environments_dir, results_dir, out, jobs_dir=jobs_dir, reports_dir=reports_dir,
+                           options=SiteOptions(repository=repository, base_url=base_url),
+                           progress=lambda line: click.echo(f"site: {line}", err=True))
     except ResultsError as exc:
         raise click.ClickException(str(exc)) from None
-    click.echo(f"Wrote {index}")
+    for warning in built.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    click.echo(f"Wrote {built.index}")

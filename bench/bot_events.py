@@ -3,8 +3,8 @@ GitHub stand-in, and print the API calls and milliseconds each kind of event cos
 
 Each pull request lives through ten events: opened, a failing verdict, the same verdict delivered again, /arena help,
 /arena train from a non-maintainer, a push (synchronize), a passing verdict, the old verdict delivered late, /arena
-train from a maintainer, an edited comment. Reports are real (`arena check --static --format json`), made once.
-Needs ../shared/github/payloads beside the repository.
+train from a maintainer, an edited comment. Reports are real (`arena check --static --format json`), made once; the
+payloads are the vendored ones in tests/fixtures/github/payloads.
 
     .venv/bin/python bench/bot_events.py [--events 1000]
 """
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.conftest_github import PAYLOADS, REPO, World, arena_report
+from tests.conftest_github import REPO, World, arena_report
 from tests.support.github_standin import GitHubStandIn, fake_sha
 from tests.support.packages import edit
 
@@ -46,7 +46,8 @@ def lifecycle(world: World, index: int, reports: dict[str, Path]) -> list[tuple[
     yield "comment train refused", "issue_comment", world.comment_event(number, "visitor", "/arena train"), None
     world.hub.push(REPO, number, second)
     yield "pull_request synchronize", "pull_request_target", world.pr_event("synchronize", number), None
-    yield "workflow_run verdict", "workflow_run", world.run_event(number, run_id=10 * index + 2), reports["fixed"]
+    passed = world.run_event(number, run_id=10 * index + 2, conclusion="success")
+    yield "workflow_run verdict", "workflow_run", passed, reports["fixed"]
     yield "workflow_run stale", "workflow_run", old_run, reports["broken"]
     yield "comment train authorized", "issue_comment", world.comment_event(number, "maintainer", "/arena train"), None
     yield "comment edited", "issue_comment", world.comment_event(number, "maintainer", "/arena train", "edited"), None
@@ -56,8 +57,6 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=1000)
     args = parser.parse_args()
-    if not PAYLOADS.is_dir():
-        sys.exit(f"{PAYLOADS} is absent: the benchmark replays the real GitHub payloads kept there")
     with tempfile.TemporaryDirectory() as tmp, GitHubStandIn() as hub:
         root = Path(tmp)
         reports = {"broken": arena_report(root, mutate=broken), "fixed": arena_report(root)}

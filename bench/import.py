@@ -1,4 +1,5 @@
-"""Benchmark: `arena import` of 500 generated tasks (Harbor and BenchFlow, single- and multi-scene).
+"""Benchmark: `arena import` of 500 generated tasks (Harbor, BenchFlow and older Terminal-Bench; single- and
+multi-scene, a separate verifier image, a guarded verifier shim).
 
 Each task is a copy of a fixture under tests/fixtures/interop/ with its own name. Prints the time per task of the
 import alone, and of import plus the static check that `arena import` runs on the result.
@@ -22,8 +23,9 @@ from interop import import_task
 from validators.static import run_static_checks
 
 FIXTURES = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "interop"
-SOURCES = ["harbor/invoice-total", "harbor/room-plan", "harbor/claim-review", "benchflow/dose-check",
-           "benchflow/rota-plan", "benchflow/refund-triage"]
+SOURCES = ["harbor/invoice-total", "harbor/room-plan", "harbor/claim-review", "harbor/sensor-drift",
+           "benchflow/dose-check", "benchflow/rota-plan", "benchflow/refund-triage", "benchflow/ticket-triage",
+           "terminal-bench/quota-report"]
 OPTIONS = {"github": "bench-user", "license": "MIT"}
 
 

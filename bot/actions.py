@@ -1,10 +1,11 @@
-"""What the bot can do, as plain records: bot.events decides them, bot.execute carries them out."""
+"""What the bot can do, as plain records: bot.events and bot.commands decide them, bot.execute carries them out."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from bot.markers import TrainKey
 from bot.sticky import StickyState
 
 STATUS_CONTEXT = "arena/check"
@@ -12,48 +13,33 @@ STATUS_CONTEXT = "arena/check"
 
 @dataclass(frozen=True)
 class Need:
-    """Fetch a fact, then decide again. what: pull, pull_by_head, files, comments, permission, author_open_prs,
-    report."""
+    """Fetch a fact, then decide again. what: pull, pulls_by_head, files, comments, permission, author_open_prs,
+    base_changes, report."""
 
     what: str
     args: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
-class UpsertStickyComment:
+class Publish:
+    """The sticky comment for `state`, with the labels and the commit status its outcome implies (written only
+    together with it). `note` says in the Actions log why a report gave no verdict."""
+
     pr: int
     body: str
     state: StickyState
-
-
-@dataclass(frozen=True)
-class SetLabels:
-    pr: int
-    add: tuple[str, ...] = ()
-    remove: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class SetStatus:
-    sha: str
-    state: str
     description: str
     target_url: str | None = None
-
-
-@dataclass(frozen=True)
-class Publish:
-    """The sticky comment with its labels and status: all applied, or none when the comment is current or newer."""
-
-    sticky: UpsertStickyComment
-    labels: SetLabels
-    status: SetStatus | None = None
+    note: str | None = None
 
 
 @dataclass(frozen=True)
 class Reply:
+    """A reply on the PR; `to` is the command comment it answers (its marker makes the reply findable again)."""
+
     pr: int
     body: str
+    to: int | None = None
 
 
 @dataclass(frozen=True)
@@ -63,23 +49,20 @@ class React:
 
 
 @dataclass(frozen=True)
-class Refuse:
-    pr: int
-    login: str
-    command: str
-    reason: str
+class AcceptTraining:
+    """An authorized `/arena train`: tell the PR first, then hand the request to the launch job, once per key."""
 
-
-@dataclass(frozen=True)
-class LaunchTraining:
     pr: int
-    pinned_sha: str
+    key: TrainKey
     requested_by: str
+    command_comment: int
 
 
 @dataclass(frozen=True)
 class RerunChecks:
+    pr: int
     run_id: int
+    to: int
 
 
 @dataclass(frozen=True)
@@ -87,5 +70,4 @@ class Ignore:
     reason: str
 
 
-Action = (Need | UpsertStickyComment | SetLabels | SetStatus | Publish | Reply | React | Refuse | LaunchTraining
-          | RerunChecks | Ignore)
+Action = Need | Publish | Reply | React | AcceptTraining | RerunChecks | Ignore

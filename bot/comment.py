@@ -1,24 +1,27 @@
 """The sticky comment and the bot's replies as GitHub Markdown: verdict first, every untrusted string made inert.
 
 Untrusted: everything a contributor controls (PR title, branch and file names, package title) and everything in the
-report artifact (messages, fixes, check titles). `inline` makes such text plain: no HTML, no @mentions or #references,
-no links, images or emphasis, no table breaks, no line breaks, no bidi tricks, bounded length. Bodies stay under
-GitHub's 65,536-character limit; findings that do not fit are counted and point at the Actions run.
+report artifact (messages, fixes, check titles). `neutralise` removes every invisible formatting character by its
+Unicode properties (category Cf: bidi embeddings, overrides and isolates, marks, zero-width and tag characters) and
+turns controls and line separators into spaces; `inline` then makes such text plain: no HTML, no @mentions or
+#references, no links, images or emphasis, no table breaks, bounded length. Bodies stay under GitHub's 65,536-character
+limit; findings that do not fit are counted and point at the Actions run.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import quote
 
-from bot.sticky import MARKER, StickyState
+from bot.markers import MARKER
+from bot.sticky import StickyState
 
 LIMIT = 65_536
 BUDGET = 60_000  # leaves room for the fixed parts of a body
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
-_INVISIBLE = dict.fromkeys(map(ord, "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f"), None)
+_SPACES = re.compile(r" {2,}")
 _MARKDOWN = re.compile(r"([\\`*_\[\]()!|~{}$])")
 _REFERENCE = re.compile(r"(#|(?i:gh-))(?=\w)")
 _AUTOLINK = re.compile(r"(?i)(://|www\.)")
@@ -31,9 +34,34 @@ COMMANDS = (
 )
 
 
+class _Neutral(dict):
+    """str.translate table, filled on demand from each character's Unicode general category."""
+
+    def __missing__(self, code: int) -> str | None:
+        category = unicodedata.category(chr(code))
+        if category == "Cf":  # format: bidi controls, LRM/RLM/ALM, zero-width (non-)joiners, BOM, tags, ...
+            value: str | None = None
+        elif category in ("Cc", "Zl", "Zp"):  # controls, line and paragraph separators
+            value = " "
+        elif category in ("Cs", "Cn"):  # lone surrogates, unassigned code points
+            value = "\ufffd"
+        else:
+            value = chr(code)
+        self[code] = value
+        return value
+
+
+_NEUTRAL = _Neutral()
+
+
+def neutralise(text: str) -> str:
+    """Text without invisible formatting characters, on one line (controls and separators become spaces)."""
+    return _SPACES.sub(" ", text.translate(_NEUTRAL)).strip()
+
+
 def inline(text: str, limit: int = 300) -> str:
     """Untrusted text as inert one-line Markdown (safe in table cells, link texts and paragraphs)."""
-    text = _CONTROL.sub(" ", text.translate(_INVISIBLE)).strip()
+    text = neutralise(text)
     if len(text) > limit:
         text = text[: limit - 1] + "…"
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
@@ -148,8 +176,13 @@ def _passed_details(package: dict) -> str:
     return f"<details><summary>{summary}</summary>\n\n" + "\n".join(kept) + "\n\n</details>"
 
 
-def pending_body(state: StickyState, ctx: Context) -> str:
-    """While the validation of a new head runs."""
+def pending_body(state: StickyState, ctx: Context, retargeted: bool = False) -> str:
+    """While the validation of a new head runs (or, after a base change, until a push validates it again)."""
+    if retargeted:
+        return frame(state, ctx, f"## ⏳ Arena check waiting: `{ctx.package}`",
+                     [f"The base branch changed, so no verdict from before counts. Push a commit (or close and reopen "
+                      f"this pull request) to validate `environments/{ctx.package}` at {ctx.commit_link()} against "
+                      "it.", ctx.reproduce()])
     return frame(state, ctx, f"## ⏳ Arena check running: `{ctx.package}`",
                  [f"Validating `environments/{ctx.package}` at commit {ctx.commit_link()}. This comment will show "
                   "the verdict when the checks finish.", ctx.reproduce()])
@@ -163,7 +196,7 @@ def notice_body(state: StickyState, ctx: Context, heading: str, paragraphs: list
 def help_body() -> str:
     """The list of commands."""
     rows = "\n".join(f"| `{command}` | {who} | {what} |" for command, who, what in COMMANDS)
-    return ("**PostTrain Arena commands** (one per comment, on its own line):\n\n"
+    return ("**PostTrain Arena commands** (one per comment, at its very start):\n\n"
             f"| command | who | what |\n|---|---|---|\n{rows}\n\n"
             "Maintainers are people with write, maintain or admin access to this repository.")
 
@@ -176,6 +209,23 @@ def unknown_body(word: str) -> str:
 def refusal_body(login: str, command: str, reason: str) -> str:
     """A polite no, with the reason."""
     return f"Sorry {inline(login, 40)}, I can't run `/arena {command}`: {reason}"
+
+
+def accepted_body(login: str, environment: str, sha: str, launching: bool, run_url: str | None) -> str:
+    """The reply that records an accepted `/arena train` (written before anything is launched)."""
+    head = (f"Training accepted, requested by {inline(login, 40)}: `environments/{environment}` at commit {sha} "
+            "(pinned: later pushes do not change it).")
+    if not launching:
+        return f"{head}\n\n**Launch is not configured** for this arena yet, so nothing was started."
+    run = f"[this Actions run]({run_url})" if run_url else "this command's Actions run"
+    return (f"{head}\n\nThe launch job of {run} starts it once a maintainer approves the `gpu-training` environment; "
+            "nothing is started for this environment and commit a second time.")
+
+
+def duplicate_body(environment: str, sha: str, link: str) -> str:
+    """The reply to a `/arena train` whose (environment, commit) was already accepted."""
+    return (f"Training of `environments/{environment}` at commit {sha} was already accepted [here]({link}); "
+            "nothing more was started.")
 
 
 def _duration(seconds: float) -> str:

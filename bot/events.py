@@ -2,57 +2,38 @@
 
 `decide(event, payload, facts, config)` returns actions. When it needs something from the API (or the artifact) it
 returns Need actions instead; the caller fetches those facts and asks again, so each event costs only the requests its
-decision actually depends on. Handled:
+decision actually depends on. The base branch is part of every decision: only a PR against the repository's default
+branch is validated with trusted code, and a verdict is about one (base, head). Handled:
 
 - workflow_run completed: the verdict for the PR whose head is the run's head_sha from its head_repository (looked
-  up through the API; the artifact never names the PR), trusted only when the PR touches one environments/<name>/.
-- pull_request / pull_request_target opened, reopened, synchronize: scope (one environment or a maintainer), the
-  per-author cap on open PRs, and a pending sticky comment for the new head.
-- issue_comment created on a PR: `/arena help|check|train|cancel`; authorization only through the collaborator
-  permission API (write, maintain, admin). Comments by bots, edited comments and comments without a command are ignored.
+  up through the API; the artifact never names the PR). Trusted only when GitHub marked the run a success, the PR
+  targets the default branch (as does every open PR from that branch), its base did not change after the run
+  started, and it touches exactly one environments/<name>/.
+- pull_request / pull_request_target opened, reopened, synchronize, edited: the PR as it is now (whatever the event
+  said): base branch, scope, the per-author cap on open PRs, and a pending sticky comment for its head.
+- issue_comment created on a PR: `/arena ...` commands (bot.commands).
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import PurePosixPath
 
 from bot import comment
-from bot.actions import (
-    Action,
-    Ignore,
-    LaunchTraining,
-    Need,
-    Publish,
-    React,
-    Refuse,
-    Reply,
-    RerunChecks,
-    SetLabels,
-    SetStatus,
-    UpsertStickyComment,
-)
+from bot.actions import Action, Ignore, Need, Publish
+from bot.commands import on_issue_comment
 from bot.comment import Context, inline
 from bot.model import Config, Facts, Pull
-from bot.sticky import StickyState, current_state
+from bot.sticky import LABEL_CAP, StickyState
 from taskpkg.changes import classify_changes
 
-LABEL_PASS, LABEL_FAIL = "arena: checks passed", "arena: checks failed"
-LABEL_SCOPE, LABEL_CAP = "arena: needs-maintainer", "arena: too-many-open-prs"
-ARENA_LABELS = (LABEL_PASS, LABEL_FAIL, LABEL_SCOPE, LABEL_CAP)
-WRITE_PERMISSIONS = ("admin", "maintain", "write")
 PR_EVENTS = ("pull_request", "pull_request_target")
-PR_ACTIONS = ("opened", "reopened", "synchronize")
-PRIVILEGED = ("check", "train", "cancel")
+PR_ACTIONS = ("opened", "reopened", "synchronize", "edited")
 SHA = re.compile(r"^[0-9a-f]{40}$")
 MAX_FILES = 3000  # GitHub lists no more files than this for a pull request
-
-
-@dataclass(frozen=True)
-class Command:
-    name: str
-    args: tuple[str, ...]
+BASE_SETTLE_S = 10  # a run created this soon after a base change may have been set up for the old base
+VERDICT_CONCLUSIONS = ("success", "failure")  # `arena check` fails the job when a package has errors
 
 
 # ----- dispatch --------------------------------------------------------------------------------------------------
@@ -65,6 +46,12 @@ def decide(event: str, payload: dict, facts: Facts, cfg: Config) -> list[Action]
     if event == "issue_comment":
         return on_issue_comment(payload, facts, cfg)
     return [Ignore(f"the {event!r} event is not handled")]
+
+
+def refresh_event(pull: Pull) -> tuple[str, dict]:
+    """A pull_request event that makes the bot decide again for the PR as it is now (after it moved under a run)."""
+    return "pull_request_target", {"action": "synchronize", "pull_request": {"number": pull.number,
+                                                                             "head": {"sha": pull.head_sha}}}
 
 
 def scope(files: list[str]) -> tuple[str | None, list[str]]:
@@ -81,48 +68,82 @@ def scope(files: list[str]) -> tuple[str | None, list[str]]:
 
 # ----- workflow_run ----------------------------------------------------------------------------------------------
 def on_workflow_run(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
-    """A validation run finished: publish its verdict on the PR it checked, if that PR's head is still the same."""
+    """A validation run finished: publish its verdict on the PR it checked, if that PR is still at the same head."""
     run = payload.get("workflow_run") or {}
     if payload.get("action") != "completed":
         return [Ignore(f"workflow_run {payload.get('action')!r}: only completed runs report")]
     if run.get("event") not in PR_EVENTS:
         return [Ignore(f"the run was triggered by {run.get('event')!r}, not by a pull request")]
+    if run.get("conclusion") == "skipped":
+        return [Ignore("the validation run was skipped (its job did not apply to this pull request)")]
     head_sha, head_repo = run.get("head_sha") or "", (run.get("head_repository") or {}).get("full_name")
     if not SHA.match(head_sha) or not head_repo or not run.get("head_branch"):
         return [Ignore("the run has no head commit, repository or branch")]
-    if "pull" not in facts.fetched:
-        return [Need("pull_by_head", (head_repo, run["head_branch"], head_sha))]
-    pull = facts.pull
+    if "pulls_by_head" not in facts.fetched:
+        return [Need("pulls_by_head", (head_repo, run["head_branch"]))]
+    candidates = sorted(facts.pulls_by_head or [], key=lambda p: (p.head_sha != head_sha, not p.on_default_branch))
+    pull = candidates[0] if candidates else None
     if pull is None:
         return [Ignore(f"no open pull request comes from {head_repo}:{run['head_branch']}")]
     if pull.head_sha != head_sha:
         return [Ignore(f"stale run: PR #{pull.number} moved to {pull.head_sha[:7]}, the run checked {head_sha[:7]}")]
-    missing = [Need(w, (pull.number,) if w == "files" else ()) for w in ("files", "report") if w not in facts.fetched]
+    missing = [Need(w, (pull.number,) if w != "report" else ()) for w in ("files", "base_changes", "report")
+               if w not in facts.fetched]
     if missing:
         return missing
     state = (int(run.get("id") or 0), int(run.get("run_attempt") or 1))
-    return [_assess(pull, facts, cfg, state, cfg.run_link(state[0]))]
+    return [_assess(pull, candidates, run, facts, cfg, state)]
 
 
-def _assess(pull: Pull, facts: Facts, cfg: Config, run: tuple[int, int], run_url: str | None) -> Publish:
-    """The publication for a head whose validation finished: scope, cap, unreadable report, or the verdict."""
+def _assess(pull: Pull, candidates: list[Pull], run: dict, facts: Facts, cfg: Config,
+            state: tuple[int, int]) -> Publish:
+    """The publication for a head whose validation finished: base, scope, cap, an untrusted run, or the verdict."""
     name, outside = scope(facts.files or [])
-    ctx = Context(cfg.server_url, cfg.repo, pull.head_sha, pull.head_label, name, run_url)
+    ctx = Context(cfg.server_url, cfg.repo, pull.head_sha, pull.head_label, name, cfg.run_link(state[0]))
+    others = [p for p in candidates if p.number != pull.number and not p.on_default_branch]
+    if not pull.on_default_branch or others:
+        return _base_notice(pull, ctx, state, others[0] if others else None)
     if outside:
-        return _scope_notice(pull, ctx, run, name, outside)
+        return _scope_notice(pull, ctx, state, name, outside)
     if LABEL_CAP in pull.labels:
-        return _cap_notice(pull, ctx, run, cfg)
+        return _cap_notice(pull, ctx, state, cfg)
+    untrusted = _untrusted_run(run, facts.base_changes or [])
+    if untrusted:
+        return _error_notice(pull, ctx, state, untrusted, "this validation run cannot give a verdict")
     package = _package(facts, name)
     if isinstance(package, str):
-        return _error_notice(pull, ctx, run, package)
-    outcome = "pass" if package["verdict"] == "pass" else "fail"
-    state = StickyState(pull.head_sha, outcome, *run)
+        return _error_notice(pull, ctx, state, package)
+    passed = package["verdict"] == "pass"
+    if passed and run.get("conclusion") != "success":
+        return _error_notice(pull, ctx, state, f"the report says pass, but GitHub marked the validation run "
+                             f"{inline(str(run.get('conclusion')), 40)}; only a successful run can pass",
+                             "this validation run cannot give a verdict")
+    verdict = StickyState(pull.head_sha, pull.base_ref, "pass" if passed else "fail", name, *state)
     counts = package["counts"]
-    description = (f"Arena check passed ({counts['warning']} warnings)" if outcome == "pass"
+    description = (f"Arena check passed ({counts['warning']} warnings)" if passed
                    else f"Arena check failed: {counts['error']} errors, {counts['warning']} warnings")
-    return _publish(pull, state, comment.verdict_body(state, ctx, facts.report or {}, package),
-                    (LABEL_PASS if outcome == "pass" else LABEL_FAIL,),
-                    SetStatus(pull.head_sha, "success" if outcome == "pass" else "failure", description, run_url))
+    return Publish(pull.number, comment.verdict_body(verdict, ctx, facts.report or {}, package), verdict, description,
+                   ctx.run_url)
+
+
+def _untrusted_run(run: dict, base_changes: list[str]) -> str | None:
+    """Why GitHub's own record of the run forbids a verdict from it, or None."""
+    conclusion = str(run.get("conclusion"))
+    if conclusion not in VERDICT_CONCLUSIONS:
+        return f"GitHub marked the validation run {inline(conclusion, 40)}, which is no verdict"
+    created = _time(run.get("created_at"))
+    if base_changes and (created is None or created < _time(base_changes[-1]) + timedelta(seconds=BASE_SETTLE_S)):
+        return ("the pull request's base branch changed after this run was set up, so it may have checked the "
+                "change against another branch; push a commit (or close and reopen the pull request) to validate "
+                "it again")
+    return None
+
+
+def _time(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text).replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _package(facts: Facts, name: str | None) -> dict | str:
@@ -138,58 +159,69 @@ def _package(facts: Facts, name: str | None) -> dict | str:
     return found[0]
 
 
-def _publish(pull: Pull, state: StickyState, body: str, labels: tuple[str, ...], status: SetStatus) -> Publish:
-    add = tuple(label for label in labels if label not in pull.labels)
-    remove = tuple(label for label in ARENA_LABELS if label in pull.labels and label not in labels)
-    return Publish(UpsertStickyComment(pull.number, body, state), SetLabels(pull.number, add, remove), status)
+def _notice(pull: Pull, ctx: Context, state: StickyState, heading: str, paragraphs: list[str], description: str,
+            note: str | None = None) -> Publish:
+    return Publish(pull.number, comment.notice_body(state, ctx, heading, paragraphs), state, description[:140],
+                   ctx.run_url, note)
+
+
+def _base_notice(pull: Pull, ctx: Context, run: tuple[int, int], other: Pull | None) -> Publish:
+    state = StickyState(pull.head_sha, pull.base_ref, "scope", ctx.package, *run)
+    default = f"`{inline(pull.default_branch, 100)}`"
+    if other is None:
+        why = (f"This pull request targets `{inline(pull.base_ref, 100)}`, not the default branch {default}. The "
+               "arena validates and trains only pull requests against the default branch, whose checks are the "
+               f"trusted ones. Change the base branch to {default}, then push a commit to validate it.")
+    else:
+        why = (f"Pull request #{other.number} comes from the same branch but targets `{inline(other.base_ref, 100)}`, "
+               "so a validation run from this branch cannot be told apart from one checked against another branch. "
+               "Close that pull request (or push this change from a branch of its own), then push a commit.")
+    return _notice(pull, ctx, state, "🛑 Needs a maintainer: not against the default branch", [why],
+                   "Needs a maintainer: not against the default branch", note=why if run[0] else None)
 
 
 def _scope_notice(pull: Pull, ctx: Context, run: tuple[int, int], name: str | None, outside: list[str]) -> Publish:
-    state = StickyState(pull.head_sha, "notice", *run)
+    state = StickyState(pull.head_sha, pull.base_ref, "scope", name, *run)
     listed = "\n".join(f"- {inline(path, 200)}" for path in outside[:20])
     if len(outside) > 20:
         listed += f"\n- … and {len(outside) - 20} more"
     what = f"`environments/{name}/` and also" if name else "no single `environments/<name>/` folder but"
-    body = comment.notice_body(state, ctx, "🛑 Needs a maintainer: this PR is not one environment", [
+    return _notice(pull, ctx, state, "🛑 Needs a maintainer: this PR is not one environment", [
         f"An arena pull request adds or changes exactly one folder, `environments/<name>/`. This one changes {what}:",
         listed,
         "The arena cannot give such a change a trusted verdict, so a maintainer will review it by hand. If the other "
-        "changes were not meant to be here, remove them from the branch and push: the check runs again."])
-    return _publish(pull, state, body, (LABEL_SCOPE,),
-                    SetStatus(pull.head_sha, "failure", "Needs a maintainer: changes outside one environment",
-                              ctx.run_url))
+        "changes were not meant to be here, remove them from the branch and push: the check runs again."],
+        "Needs a maintainer: changes outside one environment",
+        note=f"no verdict: the pull request changes {len(outside)} paths outside one environment" if run[0] else None)
 
 
 def _cap_notice(pull: Pull, ctx: Context, run: tuple[int, int], cfg: Config) -> Publish:
-    state = StickyState(pull.head_sha, "notice", *run)
-    body = comment.notice_body(state, ctx, "⏸ Waiting: too many open pull requests", [
+    state = StickyState(pull.head_sha, pull.base_ref, "cap", ctx.package, *run)
+    return _notice(pull, ctx, state, "⏸ Waiting: too many open pull requests", [
         f"The arena checks at most {cfg.max_open_prs_per_author} open pull requests per contributor at a time, and "
         f"{inline(pull.author, 40)} has more. Finish or close another one, then push to this branch (or close and "
-        "reopen this pull request) and it will be checked."])
-    return _publish(pull, state, body, (LABEL_CAP,),
-                    SetStatus(pull.head_sha, "failure", "Too many open pull requests by this author", ctx.run_url))
+        "reopen this pull request) and it will be checked."], "Too many open pull requests by this author",
+        note="no verdict: the author is over the cap on open pull requests" if run[0] else None)
 
 
 def _error_notice(pull: Pull, ctx: Context, run: tuple[int, int], reason: str,
                   heading: str = "the validation report could not be read") -> Publish:
-    state = StickyState(pull.head_sha, "error", *run)
+    state = StickyState(pull.head_sha, pull.base_ref, "error", ctx.package, *run)
     where = f"The [Actions run]({ctx.run_url}) has the details" if ctx.run_url else "The Actions run has the details"
-    body = comment.notice_body(state, ctx, f"⚠️ No verdict: {heading}", [
+    return _notice(pull, ctx, state, f"⚠️ No verdict: {heading}", [
         f"Reason: {reason}.", f"This is not a verdict on your environment. {where}; a maintainer can re-run the "
-        "validation with `/arena check`.", ctx.reproduce()])
-    return _publish(pull, state, body, (), SetStatus(pull.head_sha, "error", f"No verdict: {heading}"[:140],
-                                                     ctx.run_url))
+        "validation with `/arena check`.", ctx.reproduce()], f"No verdict: {heading}", note=f"{heading}: {reason}")
 
 
 def failure_notice(pull: Pull, cfg: Config, run: tuple[int, int], reason: str) -> Publish:
-    """What to publish when the bot itself failed on a PR event: an explanation, never silence."""
+    """What to publish when the bot itself failed on a PR event: an explanation, never silence, never green."""
     ctx = Context(cfg.server_url, cfg.repo, pull.head_sha, pull.head_label, None, cfg.run_url)
     return _error_notice(pull, ctx, run, inline(reason), "the arena bot failed")
 
 
 # ----- pull_request ----------------------------------------------------------------------------------------------
 def on_pull_request(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
-    """A PR opened or moved: check its scope and its author's cap, and mark the new head as being checked."""
+    """A PR opened, moved or was edited: decide for the PR as it is now (base, scope, cap), marking its head pending."""
     action, pr = payload.get("action"), payload.get("pull_request") or {}
     if action not in PR_ACTIONS:
         return [Ignore(f"pull_request {action!r} needs nothing")]
@@ -198,12 +230,12 @@ def on_pull_request(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
     pull = facts.pull
     if pull is None or pull.state != "open":
         return [Ignore("the pull request is not open")]
-    if pull.head_sha != (pr.get("head") or {}).get("sha"):
-        return [Ignore(f"stale event: PR #{pull.number} has moved on to {pull.head_sha[:7]}")]
     if "files" not in facts.fetched:
         return [Need("files", (pull.number,))]
     name, outside = scope(facts.files or [])
     ctx = Context(cfg.server_url, cfg.repo, pull.head_sha, pull.head_label, name, cfg.run_url)
+    if not pull.on_default_branch:
+        return [_base_notice(pull, ctx, (0, 0), None)]
     if outside:
         return [_scope_notice(pull, ctx, (0, 0), name, outside)]
     if cfg.max_open_prs_per_author > 0:
@@ -211,83 +243,7 @@ def on_pull_request(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
             return [Need("author_open_prs", (pull.author,))]
         if (facts.author_open_prs or 0) > cfg.max_open_prs_per_author:
             return [_cap_notice(pull, ctx, (0, 0), cfg)]
-    state = StickyState(pull.head_sha, "pending")
-    return [_publish(pull, state, comment.pending_body(state, ctx), (),
-                     SetStatus(pull.head_sha, "pending", "Arena check running", cfg.run_url))]
-
-
-# ----- issue_comment ---------------------------------------------------------------------------------------------
-def parse_command(body: str) -> Command | None:
-    """The first `/arena ...` line outside code fences and quotes, or None."""
-    fenced = False
-    for line in body.splitlines():
-        stripped = line.strip()
-        if stripped.startswith(("```", "~~~")):
-            fenced = not fenced
-        elif not fenced and (stripped == "/arena" or stripped.startswith("/arena ")):
-            words = stripped.split()[1:]
-            return Command(words[0].lower() if words else "help", tuple(words[1:]))
-    return None
-
-
-def on_issue_comment(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
-    """A slash command on a PR."""
-    note = payload.get("comment") or {}
-    user, issue = note.get("user") or {}, payload.get("issue") or {}
-    login = str(user.get("login") or "")
-    if payload.get("action") != "created":
-        return [Ignore(f"comment {payload.get('action')!r}: only new comments carry commands")]
-    if user.get("type") == "Bot" or login.endswith("[bot]"):
-        return [Ignore("comment by a bot")]
-    if "pull_request" not in issue:
-        return [Ignore("comment on an issue, not a pull request")]
-    command = parse_command(str(note.get("body") or ""))
-    if command is None:
-        return [Ignore("no /arena command")]
-    number = int(issue["number"])
-    if command.name == "help":
-        return [Reply(number, comment.help_body())]
-    if command.name not in PRIVILEGED:
-        return [Reply(number, comment.unknown_body(command.name))]
-    if "permission" not in facts.fetched:
-        return [Need("permission", (login,))]
-    if facts.permission not in WRITE_PERMISSIONS:
-        return [Refuse(number, login, command.name, "only maintainers (write, maintain or admin access to this "
-                       "repository) can do that. A maintainer will look at this pull request; thank you!")]
-    if command.name == "cancel":
-        return [React(note["id"], "+1"), Reply(number, "Nothing to cancel: training launch is not configured for "
-                                               "this arena yet, so no training run exists for this pull request.")]
-    missing = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
-    if missing:
-        return missing
-    return _privileged(command, number, int(note["id"]), login, facts, cfg)
-
-
-def _privileged(command: Command, number: int, comment_id: int, login: str, facts: Facts,
-                cfg: Config) -> list[Action]:
-    pull = facts.pull
-    if pull is None or pull.state != "open":
-        return [Refuse(number, login, command.name, "the pull request is not open.")]
-    verdict = current_state(facts.comments or [], cfg.bot_login)
-    head = pull.head_sha
-    if command.name == "check":
-        if verdict is None or verdict.head_sha != head or not verdict.run_id:
-            return [Refuse(number, login, "check", f"no validation run has reported on the head commit {head[:7]} "
-                           "yet. It runs on every push; the arena's comment on this pull request will show its "
-                           "verdict.")]
-        return [React(comment_id, "+1"), RerunChecks(verdict.run_id)]
-    wanted = command.args[0].lower() if command.args else None
-    if wanted is not None and not re.fullmatch(r"[0-9a-f]{7,40}", wanted):
-        return [Refuse(number, login, "train", f"“{inline(wanted, 40)}” is not a commit SHA.")]
-    if wanted is not None and not head.startswith(wanted):
-        return [Refuse(number, login, "train", f"the head moved: you asked for {wanted[:12]}, the head is now "
-                       f"{head[:7]}. Check the verdict on {head[:7]} and ask again.")]
-    if verdict is None or verdict.outcome not in ("pass", "fail"):
-        return [Refuse(number, login, "train", f"there is no verdict on the head commit {head[:7]} yet.")]
-    if verdict.head_sha != head:
-        return [Refuse(number, login, "train", f"the head moved since the verdict: the verdict is for "
-                       f"{verdict.head_sha[:7]}, the head is now {head[:7]}. Wait for the verdict on {head[:7]} and "
-                       "ask again.")]
-    if verdict.outcome != "pass":
-        return [Refuse(number, login, "train", f"the verdict on {head[:7]} is a fail; training needs a pass.")]
-    return [React(comment_id, "+1"), LaunchTraining(number, head, login)]
+    state = StickyState(pull.head_sha, pull.base_ref, "pending", name)
+    retargeted = action == "edited" and "base" in (payload.get("changes") or {})
+    return [Publish(pull.number, comment.pending_body(state, ctx, retargeted), state, "Arena check running"
+                    if not retargeted else "Waiting for a push to validate against the new base", cfg.run_url)]

@@ -1,43 +1,65 @@
-"""Carry out what bot.events decided, through bot.github_api; fetch the facts it asks for.
+"""Carry out what bot.events and bot.commands decided, through bot.github_api; fetch the facts they ask for.
 
-A Publish costs one listing of the PR's comments (none when the decision already listed them); when the sticky comment
-is current, or newer than what would replace it, nothing is written at all: no label, no status, no edit.
+Publishing the sticky comment converges even when runs race or GitHub loses answers:
+
+1. list the PR's comments and plan (create, edit, unchanged, stale) against the oldest of the bot's stickies;
+2. lower trust first: remove arena labels the outcome does not carry and, unless the outcome is a pass, write its
+   status; then write the sticky and delete duplicate stickies;
+3. check the world: re-read the PR (and, after a create, its comments). If its head or base moved, report it so the
+   caller decides again for the PR as it is now; if another run's sticky appeared, go back to 1 (the oldest is kept,
+   the newest state wins);
+4. raise trust last: a success status and the outcome's labels, from the PR's fresh labels.
+
+So a verdict that cannot be published never leaves anything green, and the labels (written last) prove the rest was
+done: an unchanged sticky with matching labels costs no write at all. After an ambiguous failure the plan is made
+again from a fresh listing, never by writing blindly.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 
-from bot import comment, github_api, sticky
+from bot import github_api, handoff, sticky, writes
 from bot.actions import (
     STATUS_CONTEXT,
+    AcceptTraining,
     Action,
     Ignore,
-    LaunchTraining,
     Need,
     Publish,
     React,
-    Refuse,
     Reply,
     RerunChecks,
-    SetLabels,
-    SetStatus,
-    UpsertStickyComment,
 )
-from bot.model import Config, Facts
+from bot.markers import reply_marker
+from bot.model import Config, Facts, Pull
 from bot.report_input import ReportError, load_report
+from bot.sticky import ARENA_LABELS, LABEL_PASS, StickyState
 
-Launcher = Callable[[LaunchTraining], str]
-Log = Callable[[str], None]
+MAX_ROUNDS = 4  # plan → write → check; two racing runs settle within two rounds
+Log = Callable[..., None]  # log(message, warning=None): warning is an annotation title for the Actions log
 
 
-def gather(client: github_api.Client, need: Need, facts: Facts, env: Mapping[str, str]) -> None:
+@dataclass
+class Run:
+    """One bot process: its client, configuration, log, launcher, and what it has done so far."""
+
+    client: github_api.Client
+    cfg: Config
+    log: Log
+    launcher: handoff.Launcher | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    handed_on: list[handoff.LaunchRequest] = field(default_factory=list)
+
+
+def gather(run: Run, need: Need, facts: Facts) -> None:
     """Fetch one fact into facts."""
-    what, args = need.what, need.args
+    client, what, args = run.client, need.what, need.args
     if what == "pull":
         facts.pull = github_api.get_pull(client, *args)
-    elif what == "pull_by_head":
-        facts.pull, what = github_api.find_pull_by_head(client, *args), "pull"
+    elif what == "pulls_by_head":
+        facts.pulls_by_head = github_api.list_pulls_by_head(client, *args)
     elif what == "files":
         facts.files = github_api.list_changed_files(client, *args)
     elif what == "comments":
@@ -46,9 +68,11 @@ def gather(client: github_api.Client, need: Need, facts: Facts, env: Mapping[str
         facts.permission = github_api.get_permission(client, *args)
     elif what == "author_open_prs":
         facts.author_open_prs = github_api.count_open_pulls_by(client, *args)
+    elif what == "base_changes":
+        facts.base_changes = github_api.list_base_changes(client, *args)
     elif what == "report":
         try:
-            facts.report = load_report(env.get("ARENA_REPORT_DIR"))
+            facts.report = load_report(run.env.get("ARENA_REPORT_DIR"))
         except ReportError as exc:
             facts.report_error = str(exc)
     else:
@@ -56,72 +80,116 @@ def gather(client: github_api.Client, need: Need, facts: Facts, env: Mapping[str
     facts.fetched.add(what)
 
 
-def execute(client: github_api.Client, actions: list[Action], facts: Facts, cfg: Config, log: Log,
-            launcher: Launcher | None = None) -> None:
-    """Apply every action in order."""
+def execute(run: Run, actions: list[Action], facts: Facts) -> Pull | None:
+    """Apply every action in order; returns the PR as it is now when it moved under a publication, else None."""
     for action in actions:
         if isinstance(action, Publish):
-            publish(client, action, facts, cfg, log)
-        elif isinstance(action, UpsertStickyComment):
-            publish(client, Publish(action, SetLabels(action.pr)), facts, cfg, log)
-        elif isinstance(action, SetLabels):
-            set_labels(client, action)
-        elif isinstance(action, SetStatus):
-            github_api.create_status(client, action.sha, action.state, STATUS_CONTEXT, action.description,
-                                     action.target_url)
+            outcome, pull = publish(run, action, facts)
+            if outcome == "moved":
+                return pull
         elif isinstance(action, Reply):
-            github_api.create_comment(client, action.pr, action.body)
+            body = action.body if action.to is None else f"{reply_marker(action.to)}\n{action.body}"
+            writes.post_comment(run.client, action.pr, body, run.cfg.bot_login)
         elif isinstance(action, React):
-            github_api.add_reaction(client, action.comment_id, action.content)
-        elif isinstance(action, Refuse):
-            github_api.create_comment(client, action.pr, comment.refusal_body(action.login, action.command,
-                                                                              action.reason))
-        elif isinstance(action, LaunchTraining):
-            github_api.create_comment(client, action.pr, launch(action, launcher))
+            writes.repeat(lambda a=action: github_api.add_reaction(run.client, a.comment_id, a.content))
+        elif isinstance(action, AcceptTraining):
+            request = handoff.accept(run.client, action, run.cfg, run.launcher, run.log)
+            if request is not None:
+                run.handed_on.append(request)
         elif isinstance(action, RerunChecks):
-            github_api.rerun_workflow(client, action.run_id)
+            writes.rerun(run.client, action.run_id)
         elif isinstance(action, Ignore):
-            log(f"nothing to do: {action.reason}")
+            run.log(f"nothing to do: {action.reason}")
         else:
             raise TypeError(f"cannot execute {action!r}")
         if not isinstance(action, Ignore):
-            log(f"done: {type(action).__name__}")
+            run.log(f"done: {type(action).__name__}")
+    return None
 
 
-def publish(client: github_api.Client, action: Publish, facts: Facts, cfg: Config, log: Log) -> str:
-    """Labels, status, then the sticky comment (last, so an unchanged comment proves the rest was done); duplicate
-    sticky comments are deleted."""
-    if "comments" not in facts.fetched:
-        gather(client, Need("comments", (action.sticky.pr,)), facts, {})
-    chosen = sticky.plan(facts.comments or [], action.sticky.body, action.sticky.state, cfg.bot_login)
-    if chosen.writes:
-        set_labels(client, action.labels)
-        if action.status is not None:
-            github_api.create_status(client, action.status.sha, action.status.state, STATUS_CONTEXT,
-                                     action.status.description, action.status.target_url)
-    for duplicate in chosen.duplicates:
-        github_api.delete_comment(client, duplicate)
-    if chosen.kind == "create":
-        github_api.create_comment(client, action.sticky.pr, action.sticky.body)
-    elif chosen.kind == "edit" and chosen.comment_id is not None:
-        github_api.edit_comment(client, chosen.comment_id, action.sticky.body)
-    log(f"sticky comment: {chosen.kind}" + (f", {len(chosen.duplicates)} duplicates removed" if chosen.duplicates
-                                             else ""))
-    return chosen.kind
+def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tuple[str, Pull]:
+    """Upsert the sticky with its labels and status (see the module docstring). Returns (outcome, the PR as last
+    read): outcome is written, unchanged, stale or moved. strict=False (explaining a failure) writes the sticky even
+    when lowering the labels or the status fails."""
+    if action.note:
+        run.log(action.note, warning="arena: no verdict from this report")
+    known = [p for p in [facts.pull, *(facts.pulls_by_head or [])] if p is not None and p.number == action.pr]
+    pull = known[0] if known else github_api.get_pull(run.client, action.pr)
+    state = action.state
+    for _ in range(MAX_ROUNDS):
+        if "comments" not in facts.fetched:
+            gather(run, Need("comments", (action.pr,)), facts)
+        chosen = sticky.plan(facts.comments or [], action.body, state, run.cfg.bot_login)
+        if chosen.kind == "stale":
+            run.log("sticky comment: stale (a later run already reported on this head)")
+            return "stale", pull
+        if chosen.kind == "unchanged" and not chosen.duplicates:
+            if not _labels_settled(pull, state):  # a run that stopped after the sticky: finish its work
+                _raise_trust(run, action, pull, status=LABEL_PASS not in pull.labels)
+            run.log("sticky comment: unchanged")
+            return "unchanged", pull
+        try:
+            _lower_trust(run, action, pull, chosen.kind != "unchanged")
+        except github_api.ApiError as exc:
+            if strict:
+                raise
+            run.log(f"could not lower the labels or status first: {exc}")
+        try:
+            for duplicate in chosen.duplicates:
+                github_api.delete_comment(run.client, duplicate)
+            if chosen.kind == "create":
+                github_api.create_comment(run.client, action.pr, action.body)
+            elif chosen.kind == "edit" and chosen.comment_id is not None:
+                github_api.edit_comment(run.client, chosen.comment_id, action.body)
+        except github_api.ApiError as exc:
+            if not exc.ambiguous:
+                raise
+            run.log(f"sticky comment: {exc}; reading it back before writing again")
+            facts.fetched.discard("comments")
+            continue
+        facts.pull = pull = github_api.get_pull(run.client, action.pr)
+        if pull.state != "open" or not state.about(pull.head_sha, pull.base_ref):
+            run.log(f"sticky comment: written, but the PR moved to {pull.head_sha[:7]} on {pull.base_ref}")
+            return "moved", pull
+        facts.fetched.discard("comments")
+        if chosen.kind == "create" or chosen.duplicates:
+            gather(run, Need("comments", (action.pr,)), facts)
+            if len(sticky.stickies(facts.comments or [], run.cfg.bot_login)) > 1:
+                run.log("sticky comment: another run created one too; folding into the oldest")
+                continue
+        _raise_trust(run, action, pull, status=True)
+        run.log(f"sticky comment: {chosen.kind}" + (f", {len(chosen.duplicates)} duplicates removed"
+                                                    if chosen.duplicates else ""))
+        return "written", pull
+    raise RuntimeError(f"the sticky comment did not settle in {MAX_ROUNDS} rounds")
 
 
-def set_labels(client: github_api.Client, action: SetLabels) -> None:
-    """One request for all additions, one per removal."""
-    if action.add:
-        github_api.add_labels(client, action.pr, list(action.add))
-    for label in action.remove:
-        github_api.remove_label(client, action.pr, label)
+def _labels_settled(pull: Pull, state: StickyState) -> bool:
+    return {label for label in pull.labels if label in ARENA_LABELS} == set(state.labels)
 
 
-def launch(action: LaunchTraining, launcher: Launcher | None) -> str:
-    """Start training at the pinned SHA, or say plainly that launch is not configured; returns the reply."""
-    who, sha = comment.inline(action.requested_by, 40), action.pinned_sha
-    if launcher is None:
-        return (f"Training authorized by {who} for commit {sha} (pinned: later pushes do not change it).\n\n"
-                "**Launch is not configured** for this arena yet, so nothing was started.")
-    return f"Training authorized by {who} for commit {sha}: {comment.inline(launcher(action), 500)}"
+def _lower_trust(run: Run, action: Publish, pull: Pull, status: bool) -> None:
+    """Before the sticky: arena labels the outcome does not carry go, and a status that is not a success is set."""
+    for label in ARENA_LABELS:
+        if label in pull.labels and label not in action.state.labels:
+            github_api.remove_label(run.client, action.pr, label)
+    if status and action.state.status != "success":
+        _status(run, action)
+
+
+def _raise_trust(run: Run, action: Publish, pull: Pull, status: bool) -> None:
+    """After the sticky, from the PR's fresh labels: stray arena labels go, a success status, then the labels."""
+    for label in ARENA_LABELS:
+        if label in pull.labels and label not in action.state.labels:
+            github_api.remove_label(run.client, action.pr, label)
+    missing = [label for label in action.state.labels if label not in pull.labels]
+    if status and action.state.status == "success":
+        _status(run, action)
+    if missing:
+        writes.repeat(lambda: github_api.add_labels(run.client, action.pr, missing))
+
+
+def _status(run: Run, action: Publish) -> None:
+    state = action.state
+    writes.repeat(lambda: github_api.create_status(run.client, state.head_sha, state.status, STATUS_CONTEXT,
+                                                   action.description, action.target_url))

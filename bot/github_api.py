@@ -1,23 +1,32 @@
 """The only module that talks to GitHub (through PyGithub): the client, retries, and one small function per call.
 
 Every function returns plain records (bot.model) and raises ApiError for any failure, so nothing else in the bot sees
-PyGithub. Objects are lazy, so each function costs exactly the requests it names. Retries (urllib3 through PyGithub's
-GithubRetry): 5xx, 429 and rate-limited 403 responses, honouring Retry-After, with exponential backoff.
+PyGithub. Objects are lazy, so each function costs exactly the requests it names.
+
+Retries (urllib3 through PyGithub's GithubRetry, see `retry_policy`): reads and idempotent writes (GET, PATCH, PUT,
+DELETE) on 5xx, 429, rate-limited 403s and lost connections; a POST only when GitHub said it did not perform it (429 or
+a rate-limited 403), never after a 5xx or a lost answer: such a failure is *ambiguous* (`ApiError.ambiguous`) and the
+caller re-reads before writing again (bot.writes). Retry-After is honoured up to RETRY_AFTER_LIMIT_S per wait and
+WAIT_BUDGET_S per process; a longer wait fails at once with ApiError, so a run never sleeps until its job's timeout.
 
 Environment: GITHUB_REPOSITORY, GITHUB_API_URL, and either GITHUB_TOKEN or a GitHub App (ARENA_APP_ID,
 ARENA_APP_PRIVATE_KEY, ARENA_APP_INSTALLATION_ID). ARENA_GITHUB_BACKOFF scales retry waits (default 1.0) and
-ARENA_GITHUB_THROTTLE=off drops PyGithub's pauses between requests (for tests and benchmarks).
+ARENA_GITHUB_THROTTLE=off drops PyGithub's pauses between requests (for tests and benchmarks);
+ARENA_GITHUB_WAIT_BUDGET sets WAIT_BUDGET_S (seconds).
 """
 
 from __future__ import annotations
 
 import functools
+import threading
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TypeVar
 
 import requests
 from github import Auth, Github, GithubException, GithubRetry
+from github.GithubException import RateLimitExceededExceedsMaxWait
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
@@ -26,6 +35,9 @@ from bot.model import Comment, Pull
 P = ParamSpec("P")
 T = TypeVar("T")
 RETRIED_STATUSES = [429, *range(500, 600)]  # GithubRetry adds 403 when it is a rate limit or has Retry-After
+NOT_PERFORMED = (403, 429)  # rate limits: GitHub refused the request before doing anything
+RETRY_AFTER_LIMIT_S = 60  # the longest single wait the bot accepts (Retry-After or a rate-limit reset)
+WAIT_BUDGET_S = 180  # all waits of one bot process together; the jobs' timeouts are 10 minutes
 
 
 class ApiError(Exception):
@@ -34,6 +46,11 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str) -> None:
         super().__init__(f"GitHub API {status or 'unreachable'}: {message}")
         self.status = status
+
+    @property
+    def ambiguous(self) -> bool:
+        """Whether GitHub may have performed the request anyway (no answer, or a server error)."""
+        return self.status == 0 or self.status >= 500
 
 
 class ConfigError(Exception):
@@ -59,18 +76,73 @@ def connect(env: Mapping[str, str]) -> Client:
         raise ConfigError("GITHUB_REPOSITORY must be owner/name")
     backoff = float(env.get("ARENA_GITHUB_BACKOFF", "1.0"))
     throttle = env.get("ARENA_GITHUB_THROTTLE", "on") != "off"
+    budget = WaitBudget(float(env.get("ARENA_GITHUB_WAIT_BUDGET") or WAIT_BUDGET_S))
     gh = Github(auth=_auth(env), base_url=env.get("GITHUB_API_URL") or "https://api.github.com", lazy=True,
-                per_page=100, retry=retry_policy(backoff), seconds_between_requests=0.25 if throttle else None,
+                per_page=100, retry=retry_policy(backoff, budget), seconds_between_requests=0.25 if throttle else None,
                 seconds_between_writes=1.0 if throttle else None)
     return Client(gh, repo)
 
 
-def retry_policy(backoff: float) -> GithubRetry:
-    """Five retries on 5xx, 429 and rate-limit 403s; Retry-After wins over backoff; waits capped at two minutes."""
-    return GithubRetry(total=5, backoff_factor=backoff, backoff_max=30 * backoff, status_forcelist=RETRIED_STATUSES,
-                       allowed_methods=frozenset({"GET", "POST", "PATCH", "PUT", "DELETE"}),
-                       respect_retry_after_header=True, raise_on_status=False,
-                       secondary_rate_wait=60 * backoff, max_rate_limit_wait=120)
+class WaitBudget:
+    """Seconds of waiting left to one bot process, shared by every request's retries."""
+
+    def __init__(self, seconds: float) -> None:
+        self.total = self.left = seconds
+        self.lock = threading.Lock()
+
+    def take(self, seconds: float) -> bool:
+        with self.lock:
+            if seconds > self.left:
+                return False
+            self.left -= seconds
+            return True
+
+
+class ArenaRetry(GithubRetry):
+    """GithubRetry that never repeats a POST GitHub may have performed, and never waits past its limits."""
+
+    def __init__(self, budget: WaitBudget | None = None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.budget = budget or WaitBudget(WAIT_BUDGET_S)
+
+    def new(self, **kw: Any) -> ArenaRetry:
+        return super().new(budget=self.budget, **kw)  # type: ignore[return-value]
+
+    def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
+        if method.upper() == "POST":  # allowed_methods leaves POST out, so a lost answer is not retried either
+            return status_code in NOT_PERFORMED and super().is_retry("GET", status_code, has_retry_after)
+        return super().is_retry(method, status_code, has_retry_after)
+
+    def sleep_for_retry(self, response: Any) -> bool:
+        wait = self.get_retry_after(response)
+        if not wait:
+            return False
+        self._wait(wait, response)
+        return True
+
+    def _sleep_backoff(self) -> None:
+        backoff = self.get_backoff_time()
+        if backoff > 0:
+            self._wait(backoff, None)
+
+    def _wait(self, seconds: float, response: Any) -> None:
+        if seconds > RETRY_AFTER_LIMIT_S or not self.budget.take(seconds):
+            limit = (f"the bot's limit of {RETRY_AFTER_LIMIT_S} s per wait" if seconds > RETRY_AFTER_LIMIT_S
+                     else f"the {self.budget.total:g} s the bot may wait in one run")
+            status = getattr(response, "status", None) or 429
+            raise RateLimitExceededExceedsMaxWait(status, {"message": f"GitHub asked to wait {seconds:.0f} s, "
+                                                           f"longer than {limit}; giving up"}, None, wait=seconds)
+        time.sleep(seconds)
+
+
+def retry_policy(backoff: float, budget: WaitBudget | None = None) -> ArenaRetry:
+    """Five retries on 5xx, 429, rate-limit 403s and lost connections (POSTs only where GitHub did nothing); each wait
+    at most RETRY_AFTER_LIMIT_S and all of them within the process's WaitBudget."""
+    return ArenaRetry(budget=budget, total=5, backoff_factor=backoff, backoff_max=30 * backoff,
+                      status_forcelist=RETRIED_STATUSES, allowed_methods=frozenset({"GET", "PATCH", "PUT", "DELETE"}),
+                      respect_retry_after_header=True, raise_on_status=False,
+                      secondary_rate_wait=min(60 * backoff, RETRY_AFTER_LIMIT_S),
+                      max_rate_limit_wait=RETRY_AFTER_LIMIT_S)
 
 
 def _auth(env: Mapping[str, str]) -> Auth.Auth:
@@ -99,8 +171,12 @@ def _api(function: Callable[P, T]) -> Callable[P, T]:
 def _pull(pr: Any) -> Pull:
     head_repo = pr.head.repo.full_name if pr.head.repo is not None else None
     return Pull(number=pr.number, state=pr.state, title=pr.title, author=pr.user.login if pr.user else "ghost",
-                head_sha=pr.head.sha, head_ref=pr.head.ref, head_repo=head_repo,
-                labels=tuple(label.name for label in pr.labels))
+                head_sha=pr.head.sha, head_ref=pr.head.ref, head_repo=head_repo, base_ref=pr.base.ref,
+                default_branch=pr.base.repo.default_branch, labels=tuple(label.name for label in pr.labels))
+
+
+def _comment(c: Any) -> Comment:
+    return Comment(c.id, c.user.login if c.user else "ghost", c.user.type if c.user else "User", c.body or "")
 
 
 def _comment_object(client: Client, comment_id: int) -> IssueComment:
@@ -114,12 +190,18 @@ def get_pull(client: Client, number: int) -> Pull:
 
 
 @_api
-def find_pull_by_head(client: Client, head_repo: str, head_ref: str, head_sha: str) -> Pull | None:
-    """The open pull request from head_repo's head_ref (preferring one whose head is head_sha): one listing."""
+def list_pulls_by_head(client: Client, head_repo: str, head_ref: str) -> list[Pull]:
+    """Every open pull request from head_repo's head_ref, whatever its base: one listing."""
     owner = head_repo.split("/")[0]
-    found = [_pull(p) for p in client.repo.get_pulls(state="open", head=f"{owner}:{head_ref}")]
-    found = [p for p in found if p.head_repo == head_repo]
-    return next((p for p in found if p.head_sha == head_sha), found[0] if found else None)
+    return [p for p in map(_pull, client.repo.get_pulls(state="open", head=f"{owner}:{head_ref}"))
+            if p.head_repo == head_repo]
+
+
+@_api
+def list_base_changes(client: Client, number: int) -> list[str]:
+    """When the pull request's base branch was changed (ISO 8601 UTC, from its issue events), oldest first."""
+    return [e.created_at.strftime("%Y-%m-%dT%H:%M:%SZ") for e in client.repo.get_issue(number).get_events()
+            if e.event == "base_ref_changed"]
 
 
 @_api
@@ -142,8 +224,18 @@ def list_changed_files(client: Client, number: int) -> list[str]:
 @_api
 def list_issue_comments(client: Client, number: int) -> list[Comment]:
     """Every comment on the PR's conversation, oldest first."""
-    return [Comment(c.id, c.user.login if c.user else "ghost", c.user.type if c.user else "User", c.body or "")
-            for c in client.repo.get_issue(number).get_comments()]
+    return [_comment(c) for c in client.repo.get_issue(number).get_comments()]
+
+
+@_api
+def get_comment(client: Client, comment_id: int) -> Comment | None:
+    """One issue comment, or None when it is gone."""
+    try:
+        return _comment(_comment_object(client, comment_id))
+    except GithubException as exc:
+        if exc.status == 404:
+            return None
+        raise
 
 
 @_api
@@ -160,8 +252,12 @@ def edit_comment(client: Client, comment_id: int, body: str) -> None:
 
 @_api
 def delete_comment(client: Client, comment_id: int) -> None:
-    """DELETE a comment."""
-    _comment_object(client, comment_id).delete()
+    """DELETE a comment; one that is already gone is fine."""
+    try:
+        _comment_object(client, comment_id).delete()
+    except GithubException as exc:
+        if exc.status != 404:
+            raise
 
 
 @_api
@@ -211,3 +307,10 @@ def get_permission(client: Client, login: str) -> str:
 def rerun_workflow(client: Client, run_id: int) -> None:
     """Re-run a completed workflow run."""
     client.gh.requester.requestJsonAndCheck("POST", f"{client.repo.url}/actions/runs/{run_id}/rerun")
+
+
+@_api
+def get_run(client: Client, run_id: int) -> tuple[str, int]:
+    """A workflow run's status (queued, in_progress, completed, ...) and attempt number."""
+    _, data = client.gh.requester.requestJsonAndCheck("GET", f"{client.repo.url}/actions/runs/{run_id}")
+    return str(data.get("status")), int(data.get("run_attempt") or 1)

@@ -7,11 +7,16 @@ Environment (set by Actions unless noted):
   GITHUB_TOKEN                           or a GitHub App: ARENA_APP_ID, ARENA_APP_PRIVATE_KEY, ARENA_APP_INSTALLATION_ID
   ARENA_REPORT_DIR                       workflow_run only: where the report artifact was downloaded
   ARENA_MAX_OPEN_PRS_PER_AUTHOR          optional, default 3; 0 turns the cap off
-  ARENA_BOT_LOGIN                        optional: the login whose sticky comments count (default: any bot account)
+  ARENA_BOT_LOGIN                        required: the bot's own login (github-actions[bot] with GITHUB_TOKEN); only
+                                         comments by this login count as the bot's (its verdicts, replies, requests)
+  ARENA_LAUNCH_HANDOFF, GITHUB_OUTPUT    commands workflow: hand an accepted /arena train to the launch job
+  ARENA_LAUNCH_REQUEST                   `arena bot --confirm-launch` (the launch job): the request to confirm
 
 Exit codes:
   0  the event was handled: acted on, ignored as not ours, or failed with an explanation posted on the PR
+     (--confirm-launch: the request is confirmed by the bot's accepted reply on the PR)
   1  the bot failed and could not post an explanation (GitHub refused or was unreachable); see the ::error lines
+     (--confirm-launch: the PR was not told about this request; launch nothing)
   2  bad invocation: a required variable is missing or the event file cannot be read
 """
 
@@ -22,38 +27,45 @@ import os
 import sys
 from collections.abc import Mapping
 
-from bot import github_api
-from bot.actions import Need, Publish, Reply, SetLabels
-from bot.comment import inline
-from bot.events import SHA, decide, failure_notice
-from bot.execute import Launcher, execute, gather, publish
-from bot.handoff import handoff_launcher
+from bot import github_api, handoff
+from bot.actions import Need, Reply
+from bot.comment import inline, neutralise
+from bot.events import SHA, decide, failure_notice, refresh_event
+from bot.execute import Run, execute, gather, publish
+from bot.markers import reply_marker
 from bot.model import Config, Facts, Pull
 from validators.render_github import escape_data
 
 MAX_ROUNDS = 6  # decide → fetch → decide; no handler needs more rounds than this
+MAX_REFRESHES = 2  # the PR moved under a publication: decide again for it as it is now, at most this often
 
 
-def log(message: str) -> None:
-    """One log line; untrusted text cannot start a workflow command (newlines are escaped)."""
-    print(f"arena-bot: {escape_data(message)}", flush=True)
+def log(message: str, warning: str | None = None) -> None:
+    """One log line (an annotation when `warning` gives its title); untrusted text cannot start a workflow command
+    or hide behind invisible characters."""
+    text = escape_data(neutralise(message))
+    print(f"::warning title={escape_data(warning)}::{text}" if warning else f"arena-bot: {text}", flush=True)
 
 
 def error(message: str) -> None:
     """An ::error annotation on the bot's run."""
-    print(f"::error title=arena bot::{escape_data(message)}", flush=True)
+    print(f"::error title=arena bot::{escape_data(neutralise(message))}", flush=True)
 
 
 def config(env: Mapping[str, str]) -> Config:
     """The bot's configuration from the environment."""
     server = (env.get("GITHUB_SERVER_URL") or "https://github.com").rstrip("/")
     repo, run_id = env["GITHUB_REPOSITORY"], env.get("GITHUB_RUN_ID")
-    return Config(repo=repo, server_url=server, run_url=f"{server}/{repo}/actions/runs/{run_id}" if run_id else None,
-                  max_open_prs_per_author=int(env.get("ARENA_MAX_OPEN_PRS_PER_AUTHOR") or 3),
-                  bot_login=env.get("ARENA_BOT_LOGIN") or None)
+    login = env.get("ARENA_BOT_LOGIN") or ""
+    if not login:
+        raise github_api.ConfigError("set ARENA_BOT_LOGIN to the bot's own login (github-actions[bot] with "
+                                     "GITHUB_TOKEN): only its comments are trusted")
+    return Config(repo=repo, bot_login=login, server_url=server,
+                  run_url=f"{server}/{repo}/actions/runs/{run_id}" if run_id else None,
+                  max_open_prs_per_author=int(env.get("ARENA_MAX_OPEN_PRS_PER_AUTHOR") or 3))
 
 
-def run(env: Mapping[str, str], launcher: Launcher | None = None) -> int:
+def run(env: Mapping[str, str], launcher: handoff.Launcher | None = None) -> int:
     """Handle the event described by env; returns the exit code."""
     try:
         event = env["GITHUB_EVENT_NAME"]
@@ -64,60 +76,99 @@ def run(env: Mapping[str, str], launcher: Launcher | None = None) -> int:
     except (KeyError, OSError, ValueError, github_api.ConfigError) as exc:
         error(f"bad invocation: {type(exc).__name__}: {exc}")
         return 2
+    bot = Run(client, cfg, log, launcher, env)
     facts = Facts()
     try:
-        for _ in range(MAX_ROUNDS):
-            actions = decide(event, payload, facts, cfg)
-            needs = [a for a in actions if isinstance(a, Need)]
-            if not needs:
-                break
-            for need in needs:
-                gather(client, need, facts, env)
-        else:
-            raise RuntimeError("the decision kept asking for facts")
-        execute(client, actions, facts, cfg, log, launcher)
-        return 0
+        for _ in range(MAX_REFRESHES + 1):
+            moved = execute(bot, settle(bot, event, payload, facts), facts)
+            if moved is None:
+                return 0
+            event, payload = refresh_event(moved)
+            facts = Facts(pull=moved, fetched={"pull"})
+        raise RuntimeError(f"the pull request kept moving while the bot wrote ({MAX_REFRESHES} refreshes)")
     except Exception as exc:  # a bot failure must still leave an explanation on the PR
         error(f"{type(exc).__name__}: {exc}")
-        return 0 if explain(client, event, payload, facts, cfg, exc) else 1
+        return 0 if explain(bot, event, payload, facts, exc) else 1
 
 
-def explain(client: github_api.Client, event: str, payload: dict, facts: Facts, cfg: Config,
-            exc: Exception) -> bool:
-    """Post what went wrong on the PR the event is about; False when that is impossible too."""
-    reason = f"{type(exc).__name__}: {exc}"
+def settle(bot: Run, event: str, payload: dict, facts: Facts) -> list:
+    """Decide, fetching the facts the decision asks for, until it asks for none."""
+    for _ in range(MAX_ROUNDS):
+        actions = decide(event, payload, facts, bot.cfg)
+        needs = [a for a in actions if isinstance(a, Need)]
+        if not needs:
+            return actions
+        for need in needs:
+            gather(bot, need, facts)
+    raise RuntimeError("the decision kept asking for facts")
+
+
+def explain(bot: Run, event: str, payload: dict, facts: Facts, exc: Exception) -> bool:
+    """Post what went wrong on the PR the event is about (never leaving it green); False when that is impossible."""
+    reason, cfg = f"{type(exc).__name__}: {exc}", bot.cfg
     try:
         if event == "issue_comment":
             details = f" Details: [Actions run]({cfg.run_url})." if cfg.run_url else ""
-            body = f"The arena bot failed while handling this command ({inline(reason)}); nothing was started.{details}"
-            execute(client, [Reply(int(payload["issue"]["number"]), body)], facts, cfg, log)
+            started = ("the launch job was handed the request it accepted" if bot.handed_on
+                       else "nothing was started")
+            note = f"The arena bot failed while handling this command ({inline(reason)}); {started}.{details}"
+            body = f"{reply_marker(int(payload['comment']['id']), 'failure')}\n{note}"
+            execute(bot, [Reply(int(payload["issue"]["number"]), body)], facts)
             return True
-        pull = facts.pull or _pull_from_payload(event, payload)
+        pull = _pull_of(event, payload, facts)
         if pull is None or not SHA.match(pull.head_sha):
+            error("could not post an explanation either: the pull request could not be read")
             return False
         run = payload.get("workflow_run") or {}
         state = (int(run.get("id") or 0), int(run.get("run_attempt") or 1)) if run else (0, 0)
-        notice = failure_notice(pull, cfg, state, reason)
-        publish(client, Publish(notice.sticky, SetLabels(pull.number)), facts, cfg, log)  # the comment alone
+        facts.fetched.discard("comments")
+        publish(bot, failure_notice(pull, cfg, state, reason), facts, strict=False)
         return True
     except Exception as second:  # GitHub itself is failing: the ::error line is all that is left
         error(f"could not post an explanation either: {type(second).__name__}: {second}")
         return False
 
 
-def _pull_from_payload(event: str, payload: dict) -> Pull | None:
+def _pull_of(event: str, payload: dict, facts: Facts) -> Pull | None:
+    """The PR an event is about, as best known: fetched, found by the run's head, or as the payload says."""
+    if facts.pull is not None:
+        return facts.pull
+    head_sha = (payload.get("workflow_run") or {}).get("head_sha")
+    found = [p for p in facts.pulls_by_head or [] if p.head_sha == head_sha]
+    if found:
+        return found[0]
     pr = payload.get("pull_request") if event in ("pull_request", "pull_request_target") else None
     if not pr:
         return None
-    head = pr.get("head") or {}
+    head, base = pr.get("head") or {}, pr.get("base") or {}
     return Pull(number=int(pr["number"]), state=pr.get("state", "open"), title=str(pr.get("title") or ""),
                 author=str((pr.get("user") or {}).get("login") or ""), head_sha=str(head.get("sha") or ""),
-                head_ref=str(head.get("ref") or ""), head_repo=(head.get("repo") or {}).get("full_name"))
+                head_ref=str(head.get("ref") or ""), head_repo=(head.get("repo") or {}).get("full_name"),
+                base_ref=str(base.get("ref") or ""),
+                default_branch=str((payload.get("repository") or {}).get("default_branch") or ""))
 
 
-def main() -> None:
-    """Console entry point."""
-    sys.exit(run(os.environ, handoff_launcher(os.environ)))
+def confirm_launch(env: Mapping[str, str]) -> int:
+    """The launch job's gate: 0 when ARENA_LAUNCH_REQUEST is confirmed by the bot's accepted reply on the PR."""
+    try:
+        request = handoff.LaunchRequest.from_json(env["ARENA_LAUNCH_REQUEST"])
+        cfg = config(env)
+        client = github_api.connect(env)
+    except (KeyError, ValueError, handoff.HandoffError, github_api.ConfigError) as exc:
+        error(f"bad invocation: {type(exc).__name__}: {exc}")
+        return 2
+    try:
+        handoff.confirm(client, request, cfg.bot_login, cfg.repo)
+    except (handoff.HandoffError, github_api.ApiError) as exc:
+        error(f"launch refused: {exc}")
+        return 1
+    log(f"launch confirmed by comment {request.reply_comment} on PR #{request.pr}: {request.to_json()}")
+    return 0
+
+
+def main(confirm: bool = False) -> None:
+    """Console entry point (`arena bot`, or `arena bot --confirm-launch` in the launch job)."""
+    sys.exit(confirm_launch(os.environ) if confirm else run(os.environ, handoff.handoff_launcher(os.environ)))
 
 
 if __name__ == "__main__":

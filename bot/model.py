@@ -16,12 +16,19 @@ class Pull:
     head_sha: str
     head_ref: str
     head_repo: str | None
+    base_ref: str
+    default_branch: str
     labels: tuple[str, ...] = ()
 
     @property
     def head_label(self) -> str:
         """`owner:branch`, as GitHub shows the head of a pull request."""
         return f"{(self.head_repo or '?').split('/')[0]}:{self.head_ref}"
+
+    @property
+    def on_default_branch(self) -> bool:
+        """Whether the pull request targets the repository's default branch (the only one the arena trusts)."""
+        return self.base_ref == self.default_branch
 
 
 @dataclass(frozen=True)
@@ -39,14 +46,18 @@ class Config:
     """Where the bot runs and its knobs."""
 
     repo: str
+    bot_login: str
     server_url: str = "https://github.com"
     run_url: str | None = None
     max_open_prs_per_author: int = 3
-    bot_login: str | None = None
 
     def run_link(self, run_id: int | None) -> str | None:
         """The Actions page of a workflow run of this repository."""
         return f"{self.server_url}/{self.repo}/actions/runs/{run_id}" if run_id else self.run_url
+
+    def comment_link(self, pr: int, comment_id: int) -> str:
+        """The web address of an issue comment on a pull request."""
+        return f"{self.server_url}/{self.repo}/pull/{pr}#issuecomment-{comment_id}"
 
 
 @dataclass
@@ -60,4 +71,6 @@ class Facts:
     author_open_prs: int | None = None
     report: dict | None = None
     report_error: str | None = None
+    pulls_by_head: list[Pull] | None = None
+    base_changes: list[str] | None = None
     fetched: set[str] = field(default_factory=set)

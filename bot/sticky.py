@@ -1,9 +1,11 @@
-"""The one sticky comment: its hidden markers, which comment it is, and whether a new body may replace it.
+"""The one sticky comment: its state line, which comment it is, whether a new body may replace it, and the labels and
+commit status that go with each outcome.
 
-The first line of the body is MARKER; the second is a hidden state line with the head SHA and the workflow run the
-body describes. A body for the same head SHA never replaces one from a later run (out-of-order deliveries), a body
-that equals the current one is never written again (duplicate deliveries), and duplicate sticky comments (two bot runs
-racing to create one) are folded into the oldest.
+The first line of the body is MARKER; the second is a hidden state line with the head SHA, the base branch, the
+environment and the workflow run the body describes. A body for the same (base, head) never replaces one from a later
+run (out-of-order deliveries), a body equal to the current one is never written again (duplicate deliveries), and
+duplicate sticky comments (two runs racing to create one) fold into the oldest. Labels and status are a function of the
+outcome, so they can only ever be written together with the verdict they describe.
 """
 
 from __future__ import annotations
@@ -11,27 +13,46 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.markers import MARKER, decode_ref, encode_ref, is_ours
 from bot.model import Comment
 
-MARKER = "<!-- posttrain-arena:sticky -->"
-OUTCOMES = ("pending", "pass", "fail", "error", "notice")
-_STATE = re.compile(r"<!-- posttrain-arena:state head=([0-9a-f]{40}) run=(\d{1,20})\.(\d{1,6}) "
-                    r"outcome=(pending|pass|fail|error|notice) -->")
+LABEL_PASS, LABEL_FAIL = "arena: checks passed", "arena: checks failed"
+LABEL_SCOPE, LABEL_CAP = "arena: needs-maintainer", "arena: too-many-open-prs"
+ARENA_LABELS = (LABEL_PASS, LABEL_FAIL, LABEL_SCOPE, LABEL_CAP)
+# outcome -> (the arena labels the PR carries, the arena/check status state on the head)
+OUTCOMES = {"pending": ((), "pending"), "pass": ((LABEL_PASS,), "success"), "fail": ((LABEL_FAIL,), "failure"),
+            "error": ((), "error"), "scope": ((LABEL_SCOPE,), "failure"), "cap": ((LABEL_CAP,), "failure")}
+_STATE = re.compile(r"<!-- posttrain-arena:state head=([0-9a-f]{40}) base=(\S{1,300}) env=([a-z0-9-]{1,64}|-) "
+                    rf"run=(\d{{1,20}})\.(\d{{1,6}}) outcome=({'|'.join(OUTCOMES)}) -->")
 
 
 @dataclass(frozen=True)
 class StickyState:
-    """What a sticky body is about: the head SHA, the run (0.0 when no run) and its outcome."""
+    """What a sticky body is about: (base, head), the environment (None when not one), the run (0.0 when none) and
+    its outcome."""
 
     head_sha: str
+    base_ref: str
     outcome: str
+    environment: str | None = None
     run_id: int = 0
     run_attempt: int = 0
 
     def line(self) -> str:
         """The hidden state line."""
-        return (f"<!-- posttrain-arena:state head={self.head_sha} run={self.run_id}.{self.run_attempt} "
-                f"outcome={self.outcome} -->")
+        return (f"<!-- posttrain-arena:state head={self.head_sha} base={encode_ref(self.base_ref)} "
+                f"env={self.environment or '-'} run={self.run_id}.{self.run_attempt} outcome={self.outcome} -->")
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return OUTCOMES[self.outcome][0]
+
+    @property
+    def status(self) -> str:
+        return OUTCOMES[self.outcome][1]
+
+    def about(self, head_sha: str, base_ref: str) -> bool:
+        return (self.head_sha, self.base_ref) == (head_sha, base_ref)
 
 
 @dataclass(frozen=True)
@@ -42,10 +63,6 @@ class Plan:
     comment_id: int | None = None
     duplicates: tuple[int, ...] = ()
 
-    @property
-    def writes(self) -> bool:
-        return self.kind in ("create", "edit")
-
 
 def parse_state(body: str) -> StickyState | None:
     """The state of a sticky body (read from its second line only), or None."""
@@ -55,30 +72,31 @@ def parse_state(body: str) -> StickyState | None:
     match = _STATE.fullmatch(lines[1])
     if match is None:
         return None
-    head, run, attempt, outcome = match.groups()
-    return StickyState(head, outcome, int(run), int(attempt))
+    head, base, env, run, attempt, outcome = match.groups()
+    return StickyState(head, decode_ref(base), outcome, None if env == "-" else env, int(run), int(attempt))
 
 
-def stickies(comments: list[Comment], bot_login: str | None) -> list[Comment]:
-    """The bot's sticky comments, oldest first: bot-authored, marker on the first line."""
-    return sorted((c for c in comments if c.author_type == "Bot" and (bot_login in (None, c.author))
-                   and c.body.split("\n", 1)[0] == MARKER), key=lambda c: c.id)
+def stickies(comments: list[Comment], bot_login: str) -> list[Comment]:
+    """The bot's sticky comments, oldest first: written by the bot's login, marker on the first line."""
+    return sorted((c for c in comments if is_ours(c, bot_login) and c.body.split("\n", 1)[0] == MARKER),
+                  key=lambda c: c.id)
 
 
-def current_state(comments: list[Comment], bot_login: str | None) -> StickyState | None:
-    """The state of the sticky comment, if there is one."""
+def current(comments: list[Comment], bot_login: str) -> tuple[Comment | None, StickyState | None]:
+    """The sticky comment (the oldest of the bot's) and its state."""
     found = stickies(comments, bot_login)
-    return parse_state(found[0].body) if found else None
+    return (found[0], parse_state(found[0].body)) if found else (None, None)
 
 
 def supersedes(new: StickyState, old: StickyState | None) -> bool:
-    """Whether a body for `new` may replace one for `old` (the caller has checked new.head_sha is the PR's head)."""
-    if old is None or old.head_sha != new.head_sha:
+    """Whether a body for `new` may replace one for `old` (the caller has checked that new's base and head are the
+    PR's): a different (base, head) always yields, the same one only to the same or a later run."""
+    if old is None or not old.about(new.head_sha, new.base_ref):
         return True
     return (new.run_id, new.run_attempt) >= (old.run_id, old.run_attempt)
 
 
-def plan(comments: list[Comment], body: str, state: StickyState, bot_login: str | None) -> Plan:
+def plan(comments: list[Comment], body: str, state: StickyState, bot_login: str) -> Plan:
     """Decide, from one listing of the PR's comments, how to upsert body."""
     found = stickies(comments, bot_login)
     if not found:

@@ -1,6 +1,6 @@
-"""The static leaderboard site: bundled environments and their held-out results, rendered from site/ templates."""
+"""The static leaderboard site: environments, their results records and standings (from scoring), job states and
+validation summaries, rendered from this package's templates/ and static/ into a folder for GitHub Pages."""
 
-from leaderboard.build import build_site
-from leaderboard.results import Result, ResultsError, load_results
+from leaderboard.build import BuildResult, SiteOptions, build_site
 
-__all__ = ["Result", "ResultsError", "build_site", "load_results"]
+__all__ = ["BuildResult", "SiteOptions", "build_site"]

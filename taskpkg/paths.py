@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path, PurePosixPath
 
 
@@ -25,3 +26,10 @@ def is_under(relative: str, folder: str) -> bool:
     """Whether a package-relative path lies in (or is) the given top-level folder."""
     parts = PurePosixPath(relative).parts
     return bool(parts) and parts[0] == folder
+
+
+# Where a source format keeps the agent's own logs and transcript, which a verifier must never read (docs/SPEC.md,
+# "Runtime contract": a verifier judges the final state only). Paths, not loose words: a task about a projectile's
+# trajectory is not reading the agent's.
+AGENT_LOG_PATHS = re.compile(r"/logs/agent(?![\w-])|(?<![\w-])agent[-_]trajectory\.jsonl?(?![\w-])|"
+                             r"/agent[-_]logs?(?![\w-])|\.bash_history(?![\w-])|(?<![\w-])agent\.log(?![\w-])")

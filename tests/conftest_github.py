@@ -1,15 +1,17 @@
 """Fixtures for the bot's tests (load with `pytest_plugins = ("tests.conftest_github",)`).
 
-`world` is a GitHub stand-in with one repository plus helpers that turn the real webhook payloads of
-../shared/github/payloads into events about the stand-in's pull requests (repository, numbers, SHAs, branches
-adapted; nothing copied), run the bot exactly as Actions would (`bot.main.run(env)`), and make real reports with
-`arena check --format json` on packages built by tests/support/packages.py.
+`world` is a GitHub stand-in with one repository plus helpers that turn the real webhook payloads vendored in
+tests/fixtures/github/payloads into events about the stand-in's pull requests (repository, numbers, SHAs, branches
+adapted; nothing copied), run the bot exactly as Actions would (`bot.main.run(env)` in this process, or
+`python -m bot.main` as a separate process for races), and make real reports with `arena check --format json` on
+packages built by tests/support/packages.py.
 """
 
 from __future__ import annotations
 
 import copy
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -19,23 +21,19 @@ from pathlib import Path
 import pytest
 
 from bot.main import run
-from bot.sticky import MARKER
+from bot.markers import MARKER
 from tests.support.github_standin import GitHubStandIn, fake_sha
 from tests.support.packages import edit, make_valid_package
 
 ROOT = Path(__file__).resolve().parent.parent
-PAYLOADS = ROOT.parent / "shared" / "github" / "payloads"
+PAYLOADS = ROOT / "tests" / "fixtures" / "github" / "payloads"
 REPO = "arena-org/arena"
 ARENA = shutil.which("arena", path=str(Path(sys.executable).parent)) or "arena"
 
 
 def payload(name: str) -> dict:
-    """A real webhook payload from ../shared/github/payloads (skips the test when that folder is absent)."""
-    path = PAYLOADS / name
-    if not path.is_file():
-        pytest.skip(f"{path} is absent: the bot's end-to-end tests need the real GitHub payloads in "
-                    "../shared/github/payloads beside the repository")
-    return json.loads(path.read_text())
+    """A real webhook payload from tests/fixtures/github/payloads."""
+    return json.loads((PAYLOADS / name).read_text())
 
 
 def arena_report(root: Path, name: str = "sample-task", mutate: Callable[[Path], None] | None = None) -> Path:
@@ -71,7 +69,7 @@ class World:
         env = {"GITHUB_EVENT_NAME": event, "GITHUB_EVENT_PATH": str(path), "GITHUB_REPOSITORY": self.repo,
                "GITHUB_API_URL": self.hub.base_url, "GITHUB_TOKEN": self.hub.token,
                "GITHUB_SERVER_URL": "https://github.com", "GITHUB_RUN_ID": "777",
-               "ARENA_GITHUB_THROTTLE": "off", "ARENA_GITHUB_BACKOFF": "0.01"}
+               "ARENA_GITHUB_THROTTLE": "off", "ARENA_GITHUB_BACKOFF": "0.01", "ARENA_BOT_LOGIN": self.hub.bot_login}
         if report is not None:
             env["ARENA_REPORT_DIR"] = str(report)
         return env | extra
@@ -80,14 +78,36 @@ class World:
             **extra: str) -> int:
         return run(self.env(event, data, report, **extra), launcher)
 
+    def spawn(self, event: str, data: dict, report: Path | None = None,
+              **extra: str) -> tuple[subprocess.Popen, Path]:
+        """The bot as a separate process (`python -m bot.main`, as `arena bot` runs it) with the launch handoff on;
+        returns the process and the file its GITHUB_OUTPUT names (what it hands the launch job)."""
+        output = self.tmp / f"output-{self.events + 1}"
+        output.touch()
+        env = os.environ | self.env(event, data, report, **({"ARENA_LAUNCH_HANDOFF": "1", "GITHUB_OUTPUT": str(output)}
+                                                             | extra))
+        return subprocess.Popen([sys.executable, "-m", "bot.main"], env=env, cwd=ROOT, stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True), output
+
+    def together(self, *events: tuple[str, dict, Path | None]) -> list[tuple[int, str, str]]:
+        """The bot on several events at once, one process each: (exit code, log, launch outputs) per process."""
+        spawned = [self.spawn(event, data, report) for event, data, report in events]
+        results = []
+        for proc, output in spawned:
+            log, _ = proc.communicate(timeout=120)
+            results.append((proc.returncode, log, output.read_text()))
+        return results
+
     # ----- the stand-in's pull requests, made from the payloads' own values ------------------------------------
-    def open_fork_pr(self, files: list[str], head: str, author: str | None = None) -> tuple[int, dict]:
+    def open_fork_pr(self, files: list[str], head: str, author: str | None = None,
+                     base: str = "main") -> tuple[int, dict]:
         """The hostile fork PR of pull_request.opened.fork.DERIVED.json, opened in the stand-in."""
         data = payload("pull_request.opened.fork.DERIVED.json")
         pr = data["pull_request"]
         author = author or pr["user"]["login"]
         number = self.hub.add_pull(self.repo, author=author, head_sha=head, files=files, title=pr["title"],
-                                   head_ref=pr["head"]["ref"], head_repo=f"{author}/{pr['head']['repo']['name']}")
+                                   head_ref=pr["head"]["ref"], head_repo=f"{author}/{pr['head']['repo']['name']}",
+                                   base_ref=base)
         return number, self.pr_event("opened", number, data)
 
     def open_pr(self, files: list[str], head: str, author: str = "Codertocat") -> tuple[int, dict]:
@@ -109,20 +129,23 @@ class World:
         pr["head"].update({"sha": pull.head_sha, "ref": pull.head_ref})
         pr["head"]["repo"]["full_name"] = pull.head_repo
         pr["base"]["repo"]["full_name"] = self.repo
+        pr["base"]["ref"] = pull.base_ref
+        data["repository"]["default_branch"] = self.hub.repos[self.repo].default_branch
         return data
 
     def run_event(self, number: int, run_id: int, attempt: int = 1, head: str | None = None,
-                  conclusion: str = "failure") -> dict:
-        """workflow_run.completed for the validation of the PR's head (or of an older head)."""
+                  conclusion: str = "failure", created_at: str | None = None) -> dict:
+        """workflow_run.completed for the validation of the PR's head (or of an older head), created now."""
         data = payload("workflow_run.completed.json")
         pull = self.hub.repos[self.repo].pulls[number]
+        record = self.hub.add_run(self.repo, run_id, head or pull.head_sha, created_at)
         run = data["workflow_run"]
         run.update({"id": run_id, "run_attempt": attempt, "event": "pull_request", "head_sha": head or pull.head_sha,
-                    "head_branch": pull.head_ref, "conclusion": conclusion, "pull_requests": []})
+                    "head_branch": pull.head_ref, "conclusion": conclusion, "pull_requests": [],
+                    "created_at": record["created_at"]})
         run["head_repository"]["full_name"] = pull.head_repo
         run["head_repository"]["owner"]["login"] = pull.head_repo.split("/")[0]
         run["repository"]["full_name"] = data["repository"]["full_name"] = self.repo
-        self.hub.add_run(self.repo, run_id, run["head_sha"])
         return data
 
     def comment_event(self, number: int, login: str, body: str, action: str = "created",
@@ -140,14 +163,18 @@ class World:
 
     # ----- what the bot left --------------------------------------------------------------------------------------
     def stickies(self, number: int) -> list[dict]:
-        return [c for c in self.hub.comments(self.repo, number) if c["body"].startswith(MARKER)]
+        """The bot's sticky comments (anyone else's copies of the marker are not)."""
+        return [c for c in self.hub.comments(self.repo, number)
+                if c["body"].startswith(MARKER) and c["user"] == self.hub.bot_login]
 
     def sticky(self, number: int) -> dict:
         (only,) = self.stickies(number)
         return only
 
     def replies(self, number: int) -> list[str]:
-        return [c["body"] for c in self.hub.comments(self.repo, number)
+        """The bot's replies (not the sticky), as people read them: without their hidden marker lines."""
+        return ["\n".join(line for line in c["body"].split("\n") if not line.startswith("<!-- posttrain-arena:"))
+                for c in self.hub.comments(self.repo, number)
                 if c["user"] == self.hub.bot_login and not c["body"].startswith(MARKER)]
 
     def status(self, head: str) -> dict | None:

@@ -1,17 +1,21 @@
-"""bot.events is pure: decisions from payloads and facts, asking for each fact only when the decision needs it."""
+"""bot.events and bot.commands are pure: decisions from payloads and facts, asking for each fact only when the decision
+needs it."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.actions import Ignore, LaunchTraining, Need, Publish, Refuse
-from bot.events import Command, decide, parse_command, scope
+from bot.actions import AcceptTraining, Ignore, Need, Publish, Reply
+from bot.commands import Command, parse_command
+from bot.events import decide, scope
+from bot.markers import MARKER, TrainKey
 from bot.model import Comment, Config, Facts, Pull
-from bot.sticky import MARKER, StickyState, plan, supersedes
+from bot.sticky import StickyState, plan, supersedes
 from tests.support.github_standin import fake_sha
 
-CFG = Config(repo="arena-org/arena", max_open_prs_per_author=0)
-PULL = Pull(1, "open", "Add env", "alice", fake_sha(1), "branch", "alice/arena")
+BOT = "github-actions[bot]"
+CFG = Config(repo="arena-org/arena", bot_login=BOT, max_open_prs_per_author=0)
+PULL = Pull(1, "open", "Add env", "alice", fake_sha(1), "branch", "alice/arena", "main", "main")
 
 
 @pytest.mark.parametrize(("files", "name", "outside"), [
@@ -35,8 +39,14 @@ def test_scope_refuses_a_listing_github_may_have_truncated() -> None:
 
 @pytest.mark.parametrize(("body", "command"), [
     ("/arena train", Command("train", ())),
-    ("LGTM\n  /arena TRAIN abc1234 extra  \n/arena help", Command("train", ("abc1234", "extra"))),
+    ("/ARENA TRAIN abc1234 extra  \n/arena help", Command("train", ("abc1234", "extra"))),
     ("/arena", Command("help", ())),
+    ("/Arena", Command("help", ())),
+    ("/arena \nthanks", Command("help", ())),
+    ("LGTM\n/arena train", None),
+    ("  /arena train", None),
+    ("/arena\ntrain", None),
+    ("/arena\ttrain", None),
     ("/arenatrain", None),
     ("> /arena train", None),
     ("```\n/arena train\n```", None),
@@ -58,43 +68,64 @@ def test_train_asks_for_permission_first_and_nothing_else_when_it_is_missing() -
     assert decide("issue_comment", _comment_payload("/arena train"), facts, CFG) == [Need("permission", ("carol",))]
     facts.permission, facts.fetched = "read", {"permission"}
     (refusal,) = decide("issue_comment", _comment_payload("/arena train"), facts, CFG)
-    assert isinstance(refusal, Refuse) and "only maintainers" in refusal.reason
+    assert isinstance(refusal, Reply) and "only maintainers" in refusal.body and refusal.to == 9
 
 
-def test_train_pins_the_head_the_verdict_is_about() -> None:
-    verdict = f"{MARKER}\n{StickyState(PULL.head_sha, 'pass', 3, 1).line()}\n## ✅"
-    facts = Facts(pull=PULL, permission="write", comments=[Comment(5, "github-actions[bot]", "Bot", verdict)],
-                  fetched={"permission", "pull", "comments"})
+def _verdict(author: str = BOT, kind: str = "Bot", base: str = "main") -> Comment:
+    state = StickyState(PULL.head_sha, base, "pass", "ab-cd", 3, 1)
+    return Comment(5, author, kind, f"{MARKER}\n{state.line()}\n## ✅")
+
+
+@pytest.mark.parametrize(("verdict", "accepted"), [
+    (_verdict(), True),
+    (_verdict("carol", "User"), False),  # a contributor's copy of the markers
+    (_verdict("other-app[bot]"), False),  # another bot: only the bot's own login counts
+    (_verdict(base="release"), False),  # a verdict about another base
+])
+def test_train_trusts_only_the_bots_own_verdict_on_this_base_and_head(verdict: Comment, accepted: bool) -> None:
+    facts = Facts(pull=PULL, permission="write", comments=[verdict], fetched={"permission", "pull", "comments"})
     actions = decide("issue_comment", _comment_payload("/arena train"), facts, CFG)
-    assert actions[-1] == LaunchTraining(1, PULL.head_sha, "carol")
-    spoofed = Facts(pull=PULL, permission="write", comments=[Comment(5, "carol", "User", verdict)],
-                    fetched={"permission", "pull", "comments"})
-    assert isinstance(decide("issue_comment", _comment_payload("/arena train"), spoofed, CFG)[0], Refuse)
+    if accepted:
+        assert actions[-1] == AcceptTraining(1, TrainKey("ab-cd", PULL.head_sha, "main"), "carol", 9)
+    else:
+        assert [type(a) for a in actions] == [Reply] and "Sorry carol" in actions[0].body
+
+
+def test_train_refuses_a_pr_against_another_branch_even_with_a_verdict() -> None:
+    pull = Pull(1, "open", "Add env", "alice", fake_sha(1), "branch", "alice/arena", "release", "main")
+    facts = Facts(pull=pull, permission="admin", comments=[_verdict(base="release")],
+                  fetched={"permission", "pull", "comments"})
+    (refusal,) = decide("issue_comment", _comment_payload("/arena train"), facts, CFG)
+    assert isinstance(refusal, Reply) and "targets `release`, not the default branch `main`" in refusal.body
 
 
 def test_workflow_run_resolves_the_pr_from_the_run_never_from_the_artifact() -> None:
     run = {"action": "completed", "workflow_run": {"id": 7, "run_attempt": 1, "event": "pull_request",
                                                    "head_sha": PULL.head_sha, "head_branch": "branch",
+                                                   "conclusion": "success", "created_at": "2026-01-01T00:00:00Z",
                                                    "head_repository": {"full_name": "alice/arena"}}}
-    assert decide("workflow_run", run, Facts(), CFG) == [Need("pull_by_head", ("alice/arena", "branch",
-                                                                                PULL.head_sha))]
-    moved = Facts(pull=Pull(1, "open", "t", "alice", fake_sha(2), "branch", "alice/arena"), fetched={"pull"})
-    (ignored,) = decide("workflow_run", run, moved, CFG)
+    assert decide("workflow_run", run, Facts(), CFG) == [Need("pulls_by_head", ("alice/arena", "branch"))]
+    moved = Pull(1, "open", "t", "alice", fake_sha(2), "branch", "alice/arena", "main", "main")
+    (ignored,) = decide("workflow_run", run, Facts(pulls_by_head=[moved], fetched={"pulls_by_head"}), CFG)
     assert isinstance(ignored, Ignore) and "stale run" in ignored.reason
-    facts = Facts(pull=PULL, fetched={"pull"})
-    assert decide("workflow_run", run, facts, CFG) == [Need("files", (1,)), Need("report")]
-    facts.files, facts.report_error, facts.fetched = ["environments/ab-cd/task.md"], "broken", {"pull", "files",
-                                                                                               "report"}
+    facts = Facts(pulls_by_head=[PULL], fetched={"pulls_by_head"})
+    assert decide("workflow_run", run, facts, CFG) == [Need("files", (1,)), Need("base_changes", (1,)),
+                                                        Need("report")]
+    facts.files, facts.report_error, facts.base_changes = ["environments/ab-cd/task.md"], "broken", []
+    facts.fetched |= {"files", "report", "base_changes"}
     (published,) = decide("workflow_run", run, facts, CFG)
-    assert isinstance(published, Publish) and published.sticky.state == StickyState(PULL.head_sha, "error", 7, 1)
+    assert isinstance(published, Publish) and published.state == StickyState(PULL.head_sha, "main", "error", "ab-cd",
+                                                                               7, 1)
+    assert published.note and "broken" in published.note  # why the report was rejected goes to the log too
 
 
 def test_ordering_of_sticky_states() -> None:
-    old = StickyState(fake_sha(1), "fail", 5, 1)
-    assert supersedes(StickyState(fake_sha(2), "pending"), old)  # a new head always wins
-    assert supersedes(StickyState(fake_sha(1), "pass", 5, 2), old)  # a re-run attempt wins
-    assert not supersedes(StickyState(fake_sha(1), "pass", 4, 9), old)  # an older run loses
-    assert not supersedes(StickyState(fake_sha(1), "pending"), old)  # pending never replaces a verdict
-    mine = Comment(1, "github-actions[bot]", "Bot", f"{MARKER}\n{old.line()}\nbody")
-    assert plan([mine], mine.body, old, None).kind == "unchanged"
-    assert plan([mine], mine.body, old, "other[bot]").kind == "create"  # ARENA_BOT_LOGIN narrows whose it is
+    old = StickyState(fake_sha(1), "main", "fail", "ab-cd", 5, 1)
+    assert supersedes(StickyState(fake_sha(2), "main", "pending"), old)  # a new head always wins
+    assert supersedes(StickyState(fake_sha(1), "release", "scope"), old)  # so does a new base
+    assert supersedes(StickyState(fake_sha(1), "main", "pass", "ab-cd", 5, 2), old)  # a re-run attempt wins
+    assert not supersedes(StickyState(fake_sha(1), "main", "pass", "ab-cd", 4, 9), old)  # an older run loses
+    assert not supersedes(StickyState(fake_sha(1), "main", "pending"), old)  # pending never replaces a verdict
+    mine = Comment(1, BOT, "Bot", f"{MARKER}\n{old.line()}\nbody")
+    assert plan([mine], mine.body, old, BOT).kind == "unchanged"
+    assert plan([mine], mine.body, old, "other[bot]").kind == "create"  # only ARENA_BOT_LOGIN's comments count

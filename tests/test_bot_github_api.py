@@ -1,12 +1,10 @@
-"""The stand-in speaks GitHub's REST shapes, and bot.github_api survives its faults: retries with backoff on 5xx, 429
-and rate-limited 403s honouring Retry-After, GitHub App installation auth, and the bot's exit codes when all fails."""
+"""bot.github_api against the stand-in's faults: what is retried and what is not (a POST GitHub may have performed is
+never repeated blindly), Retry-After honoured up to its documented limit, pagination, GitHub App installation auth,
+and the bot's exit codes when all fails."""
 
 from __future__ import annotations
 
-import json
 import time
-import urllib.error
-import urllib.request
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,85 +28,77 @@ def client_for(hub: GitHubStandIn, **extra: str) -> github_api.Client:
                                "ARENA_GITHUB_THROTTLE": "off", "ARENA_GITHUB_BACKOFF": "0.01", **extra})
 
 
-def raw(hub: GitHubStandIn, path: str, token: str | None = None) -> tuple[int, dict, dict]:
-    request = urllib.request.Request(hub.base_url + path)
-    if token:
-        request.add_header("Authorization", f"token {token}")
-    try:
-        with urllib.request.urlopen(request) as response:
-            return response.status, dict(response.headers), json.loads(response.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, dict(exc.headers), json.loads(exc.read())
+def test_bad_credentials_end_the_run_with_a_clear_error(world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    number, _ = world.open_fork_pr(FILES, fake_sha(1))
+    assert world.run("pull_request_target", world.pr_event("opened", number), GITHUB_TOKEN="wrong") == 1
+    out = capsys.readouterr().out
+    assert "::error title=arena bot::ApiError: GitHub API 401: Bad credentials" in out
+    assert world.hub.comments(REPO, number) == []
 
 
-def test_the_standin_answers_like_github(hub: GitHubStandIn) -> None:
-    assert raw(hub, f"/repos/{REPO}")[2] == {"message": "Requires authentication",
-                                             "documentation_url": "https://docs.github.com/rest"}
-    assert raw(hub, f"/repos/{REPO}", "wrong")[0:3:2] == (401, {"message": "Bad credentials",
-                                                               "documentation_url": "https://docs.github.com/rest"})
-    status, headers, body = raw(hub, "/repos/arena-org/nothing", hub.token)
-    assert (status, body["message"]) == (404, "Not Found") and headers["X-RateLimit-Limit"] == "5000"
-    status, headers, body = raw(hub, "/rate_limit", hub.token)
-    assert status == 200 and body["resources"]["core"]["remaining"] == int(headers["X-RateLimit-Remaining"])
-
-
-def test_plain_pygithub_completes_objects_against_the_standin(hub: GitHubStandIn) -> None:
-    from github import Auth, Github
-
-    number = hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES, title="Add env")
-    gh = Github(auth=Auth.Token(hub.token), base_url=hub.base_url, seconds_between_requests=None,
-                seconds_between_writes=None)  # not lazy: every object is fetched as PyGithub normally does
-    repo = gh.get_repo(REPO)
-    pull = repo.get_pull(number)
-    issue = repo.get_issue(number)
-    created = pull.create_issue_comment("hello")
-    created.edit("edited")
-    created.create_reaction("rocket")
-    assert (repo.full_name, pull.title, pull.user.login, issue.pull_request is not None) == (REPO, "Add env",
-                                                                                          "alice", True)
-    assert [c.body for c in pull.get_issue_comments()] == ["edited"] and hub.reactions(REPO, created.id) == ["rocket"]
-    assert gh.get_rate_limit().resources.core.limit == 5000
-
-
-def test_lists_are_paginated_with_link_headers(hub: GitHubStandIn) -> None:
+def test_every_page_of_a_long_conversation_is_read(hub: GitHubStandIn) -> None:
     number = hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
     for n in range(250):
         hub.post_comment(REPO, number, "alice", f"comment {n}")
-    _, headers, page = raw(hub, f"/repos/{REPO}/issues/{number}/comments?per_page=100", hub.token)
-    assert len(page) == 100 and 'rel="next"' in headers["Link"] and "page=3" in headers["Link"]
-    _, headers, page = raw(hub, f"/repos/{REPO}/issues/{number}/comments?per_page=100&page=3", hub.token)
-    assert len(page) == 50 and 'rel="prev"' in headers["Link"] and 'rel="next"' not in headers["Link"]
     comments = github_api.list_issue_comments(client_for(hub), number)
     assert [c.body for c in comments] == [f"comment {n}" for n in range(250)]
-    assert hub.calls("GET", rf"/issues/{number}/comments$") == 3 + 2
+    assert hub.calls("GET", rf"/issues/{number}/comments$") == 3  # 100 per page
 
 
-def test_permission_uses_githubs_legacy_mapping(hub: GitHubStandIn) -> None:
-    client = client_for(hub)
-    for role, permission in [("admin", "admin"), ("maintain", "write"), ("write", "write"), ("triage", "read"),
-                             ("read", "read")]:
-        hub.set_role(REPO, f"user-{role}", role)
-        assert github_api.get_permission(client, f"user-{role}") == permission
-    hub.user("stranger")
-    assert github_api.get_permission(client, "stranger") == "read"  # public repository, not a collaborator
-    assert github_api.get_permission(client, "no-such-user") == "none"  # GitHub answers 404
+def test_an_unknown_user_has_no_permission(hub: GitHubStandIn) -> None:
+    assert github_api.get_permission(client_for(hub), "no-such-user") == "none"  # GitHub answers 404
 
 
-@pytest.mark.parametrize("kind", ["server", "secondary", "rate_limit"])
-def test_transient_failures_are_retried(hub: GitHubStandIn, kind: str) -> None:
+@pytest.mark.parametrize("kind", ["server", "drop", "secondary", "rate_limit"])
+def test_reads_are_retried_after_transient_failures(hub: GitHubStandIn, kind: str) -> None:
     number = hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
-    hub.inject(r"/statuses/", 502, times=2, kind=kind)
+    hub.inject(r"/files$", 502, times=2, kind=kind)
     started = time.monotonic()
-    github_api.create_status(client_for(hub), fake_sha(1), "success", "arena/check", "ok", None)
-    elapsed = time.monotonic() - started
-    assert [e.status for e in hub.log if "/statuses/" in e.path][-3:][-1] == 201
-    assert hub.calls("POST", "/statuses/") == 3 and len(hub.statuses(REPO, fake_sha(1))) == 1
-    if kind != "server":
-        assert elapsed >= 1.9, "Retry-After: 1 must be honoured on each of the two retries"
-    github_api.create_status(client_for(hub), fake_sha(1), "failure", "other/ci", "no", None)
-    status, _, combined = raw(hub, f"/repos/{REPO}/commits/{fake_sha(1)}/status", hub.token)
-    assert (status, combined["state"], combined["total_count"]) == (200, "failure", 2)
     assert github_api.list_changed_files(client_for(hub), number) == FILES
+    assert hub.calls("GET", "/files$") == 3
+    if kind in ("secondary", "rate_limit"):
+        assert time.monotonic() - started >= 1.9, "Retry-After: 1 must be honoured on each of the two retries"
+
+
+@pytest.mark.parametrize("kind", ["secondary", "rate_limit"])
+def test_a_post_github_refused_is_retried(hub: GitHubStandIn, kind: str) -> None:
+    hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
+    hub.inject(r"/statuses/", times=2, kind=kind)
+    github_api.create_status(client_for(hub), fake_sha(1), "success", "arena/check", "ok", None)
+    assert hub.calls("POST", "/statuses/") == 3 and len(hub.statuses(REPO, fake_sha(1))) == 1
+
+
+@pytest.mark.parametrize(("kind", "after"), [("server", False), ("server", True), ("drop", False), ("drop", True)])
+def test_a_post_github_may_have_performed_is_never_repeated_blindly(hub: GitHubStandIn, kind: str,
+                                                                    after: bool) -> None:
+    number = hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
+    hub.inject(r"/comments$", 502, method="POST", kind=kind, after=after)
+    with pytest.raises(github_api.ApiError) as caught:
+        github_api.create_comment(client_for(hub), number, "hello")
+    assert caught.value.ambiguous and hub.calls("POST", "/comments$") == 1
+    assert len(hub.comments(REPO, number)) == (1 if after else 0)  # the caller must read back to know
+
+
+def test_a_retry_after_beyond_the_limit_fails_at_once(hub: GitHubStandIn) -> None:
+    number = hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
+    hub.inject(r"/files$", times=1, kind="secondary", retry_after=3600)
+    started = time.monotonic()
+    with pytest.raises(github_api.ApiError) as caught:
+        github_api.list_changed_files(client_for(hub), number)
+    assert time.monotonic() - started < 5
+    assert caught.value.status == 429 and not caught.value.ambiguous
+    assert f"GitHub asked to wait 3600 s, longer than the bot's limit of {github_api.RETRY_AFTER_LIMIT_S} s" in str(
+        caught.value)
+
+
+def test_all_waits_of_a_run_share_one_budget(hub: GitHubStandIn) -> None:
+    number = hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
+    client = client_for(hub, ARENA_GITHUB_WAIT_BUDGET="1.5")
+    hub.inject(r"/files$", times=3, kind="secondary", retry_after=1)
+    with pytest.raises(github_api.ApiError) as caught:
+        github_api.list_changed_files(client, number)
+    assert "GitHub asked to wait 1 s, longer than the 1.5 s the bot may wait in one run" in str(caught.value)
+    assert hub.calls("GET", "/files$") == 2  # waited once (1 s), then the second wait would overdraw the budget
 
 
 def test_persistent_failures_become_api_errors(hub: GitHubStandIn) -> None:

@@ -74,10 +74,10 @@ def test_duplicate_delivery_costs_one_listing_and_writes_nothing(world: World, r
     event = world.run_event(number, run_id=601)
     assert world.run("workflow_run", event, reports["broken"]) == 0
     first = len(world.hub.log)
-    assert first <= 7, [(e.method, e.path) for e in world.hub.log]
+    assert first <= 9, [(e.method, e.path) for e in world.hub.log]
     assert world.run("workflow_run", event, reports["broken"]) == 0
     again = world.hub.log[first:]
-    assert [e.method for e in again] == ["GET"] * 3, [(e.method, e.path) for e in again]
+    assert [e.method for e in again] == ["GET"] * 4, [(e.method, e.path) for e in again]
     assert sum(e.path.endswith(f"/issues/{number}/comments") for e in again) == 1
     assert len(world.stickies(number)) == 1 and len(world.hub.statuses(REPO, sha(1))) == 1
 
@@ -87,7 +87,7 @@ def test_a_stale_report_for_an_old_head_never_overwrites_the_newer_verdict(world
     number, _ = world.open_fork_pr(ENV_FILES, sha(1))
     old_run = world.run_event(number, run_id=701)  # validates sha(1), delivered late
     world.hub.push(REPO, number, sha(2))
-    assert world.run("workflow_run", world.run_event(number, run_id=702), reports["fixed"]) == 0
+    assert world.run("workflow_run", world.run_event(number, run_id=702, conclusion="success"), reports["fixed"]) == 0
     before = world.sticky(number)["body"]
     writes = world.hub.calls("POST") + world.hub.calls("PATCH")
     assert world.run("workflow_run", old_run, reports["broken"]) == 0
@@ -98,7 +98,8 @@ def test_a_stale_report_for_an_old_head_never_overwrites_the_newer_verdict(world
 
 def test_an_earlier_attempt_delivered_after_a_rerun_is_ignored(world: World, reports: dict[str, Path]) -> None:
     number, _ = world.open_fork_pr(ENV_FILES, sha(1))
-    assert world.run("workflow_run", world.run_event(number, run_id=801, attempt=2), reports["fixed"]) == 0
+    event = world.run_event(number, run_id=801, attempt=2, conclusion="success")
+    assert world.run("workflow_run", event, reports["fixed"]) == 0
     assert world.run("workflow_run", world.run_event(number, run_id=801, attempt=1), reports["broken"]) == 0
     assert "✅" in world.sticky(number)["body"] and world.hub.labels(REPO, number) == ["arena: checks passed"]
     assert world.run("pull_request_target", world.pr_event("reopened", number)) == 0  # pending never beats a verdict
@@ -111,7 +112,7 @@ def test_duplicate_sticky_comments_from_racing_runs_are_folded_into_the_oldest(w
     body = "<!-- posttrain-arena:sticky -->\nold"
     first = world.hub.post_comment(REPO, number, world.hub.bot_login, body)
     world.hub.post_comment(REPO, number, world.hub.bot_login, body)
-    assert world.run("workflow_run", world.run_event(number, run_id=901), reports["fixed"]) == 0
+    assert world.run("workflow_run", world.run_event(number, run_id=901, conclusion="success"), reports["fixed"]) == 0
     (only,) = world.stickies(number)
     assert only["id"] == first and "✅" in only["body"]
 

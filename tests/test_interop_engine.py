@@ -56,3 +56,21 @@ def test_export_makes_instance_zero_in_the_sandbox(engine: object, tmp_path: Pat
     assert files == sorted(p.relative_to(sandboxed) for p in sandboxed.rglob("*") if p.is_file())
     assert all((host / f).read_bytes() == (sandboxed / f).read_bytes() for f in files)
     assert any(f.parts[0] == "environment" and f.name.endswith(".csv") for f in files)
+
+
+def test_a_separate_verifier_image_gives_the_verifier_its_tools(engine: object, tmp_path: Path) -> None:
+    """The tools Harbor's separate verifier image installs are built into the agent's image, so `arena check` (no
+    network at verification) finds pytest there and the oracle scores 1. As above, the base image is swapped for the
+    local Debian one, whose pytest comes from Debian rather than from PyPI."""
+    imported = arena("import", str(FIXTURES / "harbor" / "sensor-drift"), "--out", "environments", cwd=tmp_path)
+    assert imported.returncode == 0, imported.stdout + imported.stderr
+    package = tmp_path / "environments" / "sensor-drift"
+    dockerfile = package / "environment" / "Dockerfile"
+    edit(dockerfile, "FROM python:3.12-slim", LOCAL_BASE)
+    edit(dockerfile, "RUN pip install --no-cache-dir pytest==8.3.4", "RUN apt-get update && apt-get install -y "
+         "--no-install-recommends python3-pytest && rm -rf /var/lib/apt/lists/*")
+    checked = arena("check", "--format", "json", str(package), cwd=tmp_path)
+    (result,) = json.loads(checked.stdout)["packages"]
+    assert [d for d in result["diagnostics"] if d["severity"] == "error"] == [], checked.stdout[-3000:]
+    assert [t["reward"] for t in result["trials"] if t["agent"] == "oracle"] == [1.0, 1.0]
+    assert [t["reward"] for t in result["trials"] if t["agent"] == "nop"] == [0.0]

@@ -37,6 +37,8 @@ out = {}
 for folder in sys.argv[1:]:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        # Written on purpose beside network_mode, for releases before 0.13 that read only allow_internet.
+        warnings.filterwarnings("ignore", "The 'allow_internet' field is deprecated", DeprecationWarning)
         task = Task(folder)
         TaskConfig.model_validate_toml((Path(folder) / "task.toml").read_text())
     c = task.config
@@ -46,7 +48,8 @@ for folder in sys.argv[1:]:
         "agent_user": c.agent.user, "verifier_timeout": c.verifier.timeout_sec,
         "build": c.environment.build_timeout_sec,
         "cpus": c.environment.cpus, "memory_mb": c.environment.memory_mb, "storage_mb": c.environment.storage_mb,
-        "network": c.environment.network_mode.value, "workdir": c.environment.workdir, "steps": steps,
+        "network": c.environment.network_mode.value, "schema": c.schema_version, "workdir": c.environment.workdir,
+        "steps": steps,
         "strategy": c.multi_step_reward_strategy.value if c.multi_step_reward_strategy else None,
         "instructions": [task.step_instruction(s) for s in steps] if steps else [task.instruction],
         "category": c.metadata.get("category"), "arena": c.metadata.get("arena", {}).get("name"),
@@ -139,6 +142,7 @@ def test_harbor_loads_exported_tasks(harbor_python: Path, tmp_path: Path) -> Non
         assert (seen["cpus"], seen["memory_mb"], seen["storage_mb"]) == (limits.cpus, limits.memory_mb,
                                                                         limits.storage_mb)
         assert (seen["network"], seen["workdir"], seen["agent_user"]) == ("no-network", "/workspace", 1000)
+        assert seen["schema"] == "1.1"
         assert seen["category"] == package.domain and (seen["tests"], seen["solve"]) == ("test.sh", "solve.sh"
                                                                                         if not package.scenes else "-")
         assert seen["steps"] == [s.name for s in package.scenes]

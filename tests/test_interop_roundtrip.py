@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from interop import InteropError, export_harbor, import_task
+from interop import InteropError, export_harbor, harbor_needed_by, import_task
 from taskpkg.loader import load_package
 from tests.fixtures.interop.episodes import harbor_episode, native_episode
 from tests.fixtures.interop.minibox import Minibox, available
@@ -53,7 +53,7 @@ def test_round_trip_preserves_every_file(tmp_path: Path) -> None:
         result = import_task(exported, tmp_path / "back")
         assert result.package_path == tmp_path / "back" / package.name
         assert tree(result.package_path) == tree(package), package.name
-        assert result.unmapped == [] and "restored" in result.notes[0]
+        assert result.report.lost == result.report.todo == [] and "restored" in result.report.mapped[0]
 
 
 def test_the_export_reads_as_the_package_says(tmp_path: Path) -> None:
@@ -67,7 +67,13 @@ def test_the_export_reads_as_the_package_says(tmp_path: Path) -> None:
     assert config["verifier"] == {"timeout_sec": limits.verifier_timeout_s, "user": "root"}
     assert config["environment"] == {"build_timeout_sec": limits.build_timeout_s, "cpus": limits.cpus,
                                      "memory_mb": limits.memory_mb, "storage_mb": limits.storage_mb,
-                                     "network_mode": "no-network", "workdir": "/workspace"}
+                                     "network_mode": "no-network", "allow_internet": False,
+                                     "workdir": "/workspace"}
+    assert config["schema_version"] == "1.1", "the oldest task schema that carries everything written"
+    text = (exported / "task.toml").read_text()
+    assert text.startswith("# Written by `arena export` from the package sum-dialogue. Needs Harbor 0.5.0 or later "
+                           "(task schema 1.1, 2 steps).\n")
+    assert config["metadata"]["arena"]["harbor"] == "0.5.0" and harbor_needed_by(exported) == "0.5.0"
     assert config["metadata"]["category"] == "math-planning" and config["metadata"]["arena"]["name"] == "sum-dialogue"
     assert [s["name"] for s in config["steps"]] == ["ask", "remind"] and config["multi_step_reward_strategy"] == "final"
     first = (exported / "steps" / "ask" / "instruction.md").read_text()
@@ -112,8 +118,8 @@ def test_edits_made_on_the_harbor_side(tmp_path: Path) -> None:
     restored = load_package(result.package_path).package
     assert restored is not None and restored.name == "sum-numbers-v2"
     assert restored.limits.agent_timeout_s == 1200 and restored.body == load_package(package).package.body
-    assert any("agent_timeout_s set to 1200 (was 900)" in n for n in result.notes)
-    assert any(u.startswith("instruction.md: the instructions changed after export") for u in result.unmapped)
+    assert any("agent_timeout_s set to 1200 (was 900)" in n for n in result.report.mapped)
+    assert any(u.startswith("instruction.md: the instructions changed after export") for u in result.report.todo)
     dockerfile = exported / "environment" / "Dockerfile"
     dockerfile.write_text(dockerfile.read_text().split("# >>> arena export")[0])
     with pytest.raises(InteropError, match="environment/Dockerfile: lost the lines `arena export` added"):

@@ -1,5 +1,6 @@
 """Security invariants of .github/workflows: least privilege, pinned actions, no script injection, trusted code only
-where the token can write; plus the GitHub workflow JSON Schema, zizmor and actionlint."""
+where the token can write, the bot's own login set wherever it runs, a command filter that lets through exactly the
+comments the bot parses as commands; plus the GitHub workflow JSON Schema (vendored), zizmor and actionlint."""
 
 from __future__ import annotations
 
@@ -14,14 +15,20 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given
+from hypothesis import strategies as st
 from jsonschema import Draft7Validator
+
+from tests.support.github_expr import evaluate, truthy
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
-SCHEMA = ROOT.parent / "shared" / "github" / "github-workflow.schema.json"
-NAMES = ("validate.yml", "report.yml", "commands.yml", "pages.yml", "lint.yml")
+SCHEMA = ROOT / "tests" / "fixtures" / "github" / "github-workflow.schema.json"
+PAYLOADS = ROOT / "tests" / "fixtures" / "github" / "payloads"
+NAMES = ("validate.yml", "report.yml", "commands.yml", "pr-events.yml", "pages.yml", "lint.yml")
+BOT_LOGIN = "github-actions[bot]"  # the identity of GITHUB_TOKEN, which every bot workflow authenticates with
 
-PR_TRIGGERS = {"pull_request", "issue_comment", "workflow_run"}
+PR_TRIGGERS = {"pull_request", "pull_request_target", "issue_comment", "workflow_run"}
 USES = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<rest>.*)$")
 PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
 VERSION_COMMENT = re.compile(r"^\s+# v\d+\.\d+\.\d+$")
@@ -33,7 +40,8 @@ PERMISSIONS = {
     ("report.yml", "publish"): {"actions": "read", "contents": "read", "issues": "write", "pull-requests": "write",
                                 "statuses": "write"},
     ("commands.yml", "bot"): {"contents": "read", "issues": "write", "pull-requests": "write", "statuses": "write"},
-    ("commands.yml", "launch"): {"contents": "read", "id-token": "write"},
+    ("commands.yml", "launch"): {"contents": "read", "issues": "read", "id-token": "write"},
+    ("pr-events.yml", "bot"): {"contents": "read", "issues": "write", "pull-requests": "write", "statuses": "write"},
     ("pages.yml", "build"): {"contents": "read", "pages": "read"},
     ("pages.yml", "deploy"): {"pages": "write", "id-token": "write"},
     ("lint.yml", "lint"): {"contents": "read"},
@@ -97,14 +105,12 @@ def require_tool(name: str, package: str, required_in_ci: bool = True) -> str:
 
 
 # ----- the set of workflows ----------------------------------------------------------------------------------------
-def test_the_five_workflows_exist_and_nothing_else() -> None:
+def test_the_six_workflows_exist_and_nothing_else() -> None:
     assert [p.name for p in workflow_files()] == sorted(NAMES)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_workflow_matches_the_github_workflow_schema(name: str) -> None:
-    if not SCHEMA.is_file():
-        pytest.skip(f"the GitHub workflow JSON Schema is not at {SCHEMA} (shared/ reference data absent)")
     schema = json.loads(SCHEMA.read_text(encoding="utf-8"))
     validator = Draft7Validator(schema)
     errors = [f"{'/'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(load(name))]
@@ -145,9 +151,23 @@ def test_pull_request_workflows_have_read_only_tokens_and_no_secrets() -> None:
 
 # ----- triggers and trust ------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", NAMES)
-def test_no_pull_request_target(name: str) -> None:
-    assert "pull_request_target" not in triggers(name)
-    assert "pull_request_target" not in (WORKFLOWS / name).read_text(encoding="utf-8")
+def test_pull_request_target_runs_only_the_bot_from_the_default_branch(name: str) -> None:
+    if "pull_request_target" not in triggers(name):
+        return
+    assert name == "pr-events.yml", f"{name}: only pr-events.yml may run on pull_request_target"
+    for job_id, job in jobs(name).items():
+        assert "environment" not in job and "secrets." not in (WORKFLOWS / name).read_text(encoding="utf-8")
+        actions = {s["uses"].split("@")[0] for s in job["steps"] if "uses" in s}
+        assert actions == {"actions/checkout", "actions/setup-python"}, f"{name}:{job_id}: {actions}"
+        assert [s["run"] for s in job["steps"] if "run" in s] == ["python -m pip install .", "arena bot"]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_bot_step_runs_as_the_bots_own_login(name: str) -> None:
+    for step in steps(name):
+        if re.match(r"^arena bot\b", step.get("run", "")):
+            assert step.get("env", {}).get("ARENA_BOT_LOGIN") == BOT_LOGIN, f"{name}: {step.get('name')}"
+            assert step["env"].get("GITHUB_TOKEN") == "${{ github.token }}", f"{name}: the login is the token's"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -158,7 +178,7 @@ def test_every_checkout_drops_its_credentials(name: str) -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_write_token_workflows_check_out_the_default_branch_only(name: str) -> None:
-    if not triggers(name) & {"workflow_run", "issue_comment"}:
+    if not triggers(name) & {"workflow_run", "issue_comment", "pull_request_target"}:
         return
     for step in steps_using(name, "actions/checkout"):
         options = step.get("with", {})
@@ -212,6 +232,8 @@ def test_each_action_is_pinned_to_one_commit_everywhere() -> None:
 def test_validate_checks_the_changed_packages_and_always_uploads_the_report() -> None:
     on = load("validate.yml")["on"]
     assert set(on) == {"pull_request"} and on["pull_request"]["paths"] == ["environments/**"]
+    assert jobs("validate.yml")["check"]["if"] == ("github.event.pull_request.base.ref == "
+                                                   "github.event.repository.default_branch")
     assert load("validate.yml")["concurrency"]["cancel-in-progress"] is True
     assert "pull_request.number" in load("validate.yml")["concurrency"]["group"]
     code, pr = steps_using("validate.yml", "actions/checkout")
@@ -241,31 +263,86 @@ def test_report_runs_the_bot_on_the_validate_runs_artifact() -> None:
     assert options["github-token"] == "${{ github.token }}"
     assert options["path"].startswith("${{ runner.temp }}/")
     bot = step_running("report.yml", "arena bot")
-    assert bot["env"] == {"GITHUB_TOKEN": "${{ github.token }}", "ARENA_REPORT_DIR": options["path"]}
+    assert bot["env"] == {"GITHUB_TOKEN": "${{ github.token }}", "ARENA_BOT_LOGIN": BOT_LOGIN,
+                          "ARENA_REPORT_DIR": options["path"]}
+
+
+def test_pr_events_reach_the_bot_whatever_files_a_push_touches() -> None:
+    on = load("pr-events.yml")["on"]
+    assert on == {"pull_request_target": {"types": ["opened", "synchronize", "reopened", "edited"]}}, \
+        "no paths filter: a push that edits only the validate workflow must reach the bot too"
+    assert load("pr-events.yml")["concurrency"] == {"group": "pr-events-${{ github.event.pull_request.number }}",
+                                                    "cancel-in-progress": False}
+    assert "if" not in jobs("pr-events.yml")["bot"]
 
 
 def test_commands_answer_pr_comments_and_gate_the_launch() -> None:
     assert load("commands.yml")["on"] == {"issue_comment": {"types": ["created"]}}
     bot, launch = jobs("commands.yml")["bot"], jobs("commands.yml")["launch"]
-    assert "github.event.issue.pull_request" in bot["if"]
-    assert "startsWith(github.event.comment.body, '/arena')" in bot["if"]
-    assert step_running("commands.yml", "arena bot")["id"] == "bot"
-    assert bot["outputs"] == {key: f"${{{{ steps.bot.outputs.{key} }}}}" for key in ("train", "pr", "sha")}
+    assert [s.get("id") for s in bot["steps"] if s.get("run") == "arena bot"] == ["bot"]
+    keys = ("train", "pr", "sha", "request")
+    assert bot["outputs"] == {key: f"${{{{ steps.bot.outputs.{key} }}}}" for key in keys}
     assert launch["needs"] == "bot" and launch["if"] == "needs.bot.outputs.train == 'true'"
     assert launch["environment"] == "gpu-training"
-    for step in launch["steps"]:
+    runs = [step.get("run", "").strip() for step in launch["steps"]]
+    confirm = runs.index("arena bot --confirm-launch")
+    assert runs[confirm - 1] == "python -m pip install ." and confirm < len(runs) - 1, "confirm before launching"
+    assert launch["steps"][confirm]["env"]["ARENA_LAUNCH_REQUEST"] == "${{ needs.bot.outputs.request }}"
+    assert {s["uses"].split("@")[0] for s in launch["steps"] if "uses" in s} == {"actions/checkout",
+                                                                                "actions/setup-python"}
+    for step in launch["steps"][confirm + 1:]:
         assert "uses" not in step, "the launch job runs no third-party code yet"
         assert set(step.get("env", {}).values()) <= {"${{ needs.bot.outputs.pr }}", "${{ needs.bot.outputs.sha }}"}
+
+
+def _comment_payload(body: str, login: str = "maintainer", kind: str = "User", on_pr: bool = True) -> dict:
+    data = json.loads((PAYLOADS / "issue_comment.created.on_pr.DERIVED.json").read_text(encoding="utf-8"))
+    data["comment"]["body"] = body
+    data["comment"]["user"].update({"login": login, "type": kind})
+    if not on_pr:
+        del data["issue"]["pull_request"]
+    return data
+
+
+def _filter_and_parser_agree(payload: dict) -> None:
+    from bot.commands import read_command
+
+    passes = truthy(evaluate(jobs("commands.yml")["bot"]["if"], {"github": {"event": payload}}))
+    command, why = read_command(payload)
+    assert passes == (command is not None), (payload["comment"]["body"], passes, command, why)
+
+
+@pytest.mark.parametrize("body", [
+    "/arena", "/arena train", "/ARENA Train abc1234", "/Arena help\nthanks", "/arena \n/arena train",
+    "LGTM\n/arena train", "Looks good!\n\n/arena train", " /arena train", "\t/arena train", "/arena\ntrain",
+    "/arena\ttrain", "/arenatrain", "/arena\n", "> /arena train", "```\n/arena train\n```", "please /arena train",
+    "", "/train --gpus 1", "/arena\r\ntrain", "\u200b/arena train", "/аrena train",  # a Cyrillic а
+])
+@pytest.mark.parametrize(("login", "kind", "on_pr"), [("maintainer", "User", True), ("helper", "Bot", True),
+                                                      ("helper[bot]", "User", True), ("maintainer", "User", False)])
+def test_the_command_filter_lets_through_exactly_what_the_bot_parses(body: str, login: str, kind: str,
+                                                                     on_pr: bool) -> None:
+    _filter_and_parser_agree(_comment_payload(body, login, kind, on_pr))
+
+
+@given(st.lists(st.sampled_from(["/arena", "/ARENA", "/arena ", " ", "\n", "\t", "train", "help", "x", "/", "a",
+                                 "\r\n", "`", ">"]), max_size=6).map("".join))
+def test_the_command_filter_and_the_parser_agree_on_any_body(body: str) -> None:
+    _filter_and_parser_agree(_comment_payload(body))
 
 
 def test_pages_builds_the_site_and_deploys_it_with_the_official_actions() -> None:
     on = load("pages.yml")["on"]
     assert on["push"]["branches"] == ["main"] and "workflow_dispatch" in on
-    assert {"results/**", "site/**", "leaderboard/**", "environments/**"} <= set(on["push"]["paths"])
-    assert "arena site build --out _site" in step_running("pages.yml", "arena site build")["run"]
+    assert {"results/**", "site/**", "leaderboard/**", "scoring/**", "environments/**"} <= set(on["push"]["paths"])
+    build = step_running("pages.yml", "arena site build")
+    assert "arena site build --out _site" in build["run"]
+    (configure,) = steps_using("pages.yml", "actions/configure-pages")
+    assert steps("pages.yml").index(configure) < steps("pages.yml").index(build), "the site's URL comes first"
+    assert build["env"] == {"BASE_URL": f"${{{{ steps.{configure['id']}.outputs.base_url }}}}"}
+    assert '--base-url "$BASE_URL"' in build["run"]
     (upload,) = steps_using("pages.yml", "actions/upload-pages-artifact")
     assert upload["with"]["path"] == "_site"
-    assert len(steps_using("pages.yml", "actions/configure-pages")) == 1
     assert len(steps_using("pages.yml", "actions/deploy-pages")) == 1
     assert jobs("pages.yml")["deploy"]["environment"]["name"] == "github-pages"
 
@@ -313,23 +390,27 @@ def test_every_arena_command_the_workflows_run_exists() -> None:
     command = re.compile(r"^\s*arena ([a-z]+)", re.MULTILINE)
     used = {m[1] for name in NAMES for script in run_scripts(name) for m in command.finditer(script)}
     assert used == {"changed", "check", "site", "bot"}
+    assert any("--confirm-launch" in p.opts for p in cli.commands["bot"].params), "the launch job's gate is wired"
     assert used <= set(cli.commands), f"wire into arena/cli.py: {sorted(used - set(cli.commands))}"
 
 
 def test_the_bot_hands_an_accepted_train_to_the_launch_job_as_step_outputs(tmp_path: Path) -> None:
-    from bot.actions import LaunchTraining
-    from bot.handoff import handoff_launcher
+    from bot.handoff import HandoffError, LaunchRequest, handoff_launcher
 
     output = tmp_path / "github_output"
     assert handoff_launcher({"GITHUB_OUTPUT": str(output)}) is None, "only where the workflow asks for the handoff"
     assert handoff_launcher({"ARENA_LAUNCH_HANDOFF": "1"}) is None
     launcher = handoff_launcher({"ARENA_LAUNCH_HANDOFF": "1", "GITHUB_OUTPUT": str(output)})
     assert launcher is not None
-    assert "launch job" in launcher(LaunchTraining(pr=7, pinned_sha="a" * 40, requested_by="maintainer"))
-    assert output.read_text() == f"train=true\npr=7\nsha={'a' * 40}\n"
-    assert set(jobs("commands.yml")["bot"]["outputs"]) == {"train", "pr", "sha"}
-    with pytest.raises(ValueError):
-        launcher(LaunchTraining(pr=7, pinned_sha="main\nsha=evil", requested_by="maintainer"))
+    request = LaunchRequest("arena-org/arena", 7, "sample-task", "a" * 40, "main", "maintainer", 11, 12)
+    launcher(request)
+    lines = output.read_text().splitlines()
+    assert lines[:3] == ["train=true", "pr=7", f"sha={'a' * 40}"] and len(lines) == 4
+    assert LaunchRequest.from_json(lines[3].removeprefix("request=")) == request
+    assert set(jobs("commands.yml")["bot"]["outputs"]) == {"train", "pr", "sha", "request"}
+    with pytest.raises(HandoffError):
+        launcher(LaunchRequest("arena-org/arena", 7, "sample-task", "main\nsha=evil", "main", "maintainer", 11, 12))
+    assert len(output.read_text().splitlines()) == 4, "a malformed request is never handed on"
 
 
 # ----- contributor documents and templates ------------------------------------------------------------------------
@@ -352,7 +433,8 @@ def test_security_policy_states_the_trust_model() -> None:
     text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
     for phrase in ("Report a vulnerability", "read-only", "no secrets", "default branch", "untrusted data",
                    "collaborator permission", "gpu-training", "OIDC", "No network", "Dropped capabilities",
-                   "Non-root agent", "Fresh verifier container"):
+                   "Non-root agent", "Fresh verifier container", "ARENA_BOT_LOGIN", "pull_request_target",
+                   "--confirm-launch", "Retry-After", "base branch"):
         assert phrase in text, f"SECURITY.md: say {phrase!r}"
 
 

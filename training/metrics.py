@@ -70,11 +70,31 @@ class RunLog:
         self.verifier_waits_s = 0.0
         self.step = 0
         self.curve: list[tuple[int, float]] = []
+        self.episodes_seen = 0
+        self.verifier_errors = 0
+        self.stopped_because: str | None = None
+
+    @property
+    def verifier_error_share(self) -> float:
+        """Share of all rollouts so far whose verifier errored."""
+        return self.verifier_errors / self.episodes_seen if self.episodes_seen else 0.0
 
     def record(self, records: list[EpisodeRecord]) -> None:
         """Episodes verified in one reward call."""
         with self._lock:
             self._pending.extend(records)
+            self.episodes_seen += len(records)
+            self.verifier_errors += sum(r.outcome == "verifier_error" for r in records)
+
+    def forget_after(self, step: int) -> None:
+        """On resume: drop the lines of steps after the checkpoint (they are trained again)."""
+        if not self.metrics_file.is_file():
+            return
+        kept = [line for line in self.metrics_file.read_text().splitlines()
+                if line.strip() and json.loads(line).get("step", 0) <= step]
+        self.metrics_file.write_text("".join(line + "\n" for line in kept))
+        self.curve = [(json.loads(line)["step"], json.loads(line)["reward_mean"]) for line in kept
+                      if json.loads(line).get("reward_mean") is not None]
 
     def write_step(self, step: int, trainer_logs: dict) -> dict:
         """One line: the trainer's numbers for the step and the step's episodes."""
@@ -95,7 +115,7 @@ class RunLog:
 
 
 class Progress:
-    """A live line in a terminal (step, reward, episodes per second, ETA); whole plain lines elsewhere (CI)."""
+    """A rich progress bar in a terminal (step, reward, episodes per second, ETA); whole plain lines elsewhere (CI)."""
 
     def __init__(self, total_steps: int, stream: object = None) -> None:
         self.total = total_steps
@@ -103,20 +123,43 @@ class Progress:
         self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.started = time.monotonic()
         self.episodes = 0
+        self._bar: object = None
+        self._task: object = None
 
     def update(self, line: dict) -> None:
         """Show one step's line."""
         self.episodes += line.get("episodes", 0)
         elapsed = time.monotonic() - self.started
         step = line["step"]
-        eta = elapsed / max(step, 1) * max(self.total - step, 0)
         reward = "-" if line.get("reward_mean") is None else f"{line['reward_mean']:.3f}"
-        text = (f"train step {step}/{self.total} reward {reward} tool calls {line.get('tool_calls_mean', 0):.1f} "
-                f"verifier errors {line.get('verifier_errors', 0)} episodes/s {self.episodes / max(elapsed, 1e-9):.2f}"
-                f" ETA {eta:.0f}s")
-        end = "\r" if self.live and step < self.total else "\n"
-        print(text.ljust(100) if self.live else text, end=end, file=self.stream, flush=True)
+        status = (f"reward {reward} · tool calls {line.get('tool_calls_mean', 0):.1f} · verifier errors "
+                  f"{line.get('verifier_errors', 0)} · {self.episodes / max(elapsed, 1e-9) * 60:.1f} episodes/min")
+        if self.live:
+            self._rich().update(self._task, completed=step, status=status)  # type: ignore[attr-defined]
+            return
+        eta = elapsed / max(step, 1) * max(self.total - step, 0)
+        print(f"train step {step}/{self.total} {status} · ETA {eta:.0f}s", file=self.stream, flush=True)
 
     def say(self, message: str) -> None:
         """A line about a phase (warm-up, calibration, saving)."""
-        print(message, file=self.stream, flush=True)
+        if self._bar is not None:
+            self._bar.console.print(message)  # type: ignore[attr-defined]
+        else:
+            print(message, file=self.stream, flush=True)
+
+    def close(self) -> None:
+        """Stop the live display."""
+        if self._bar is not None:
+            self._bar.stop()  # type: ignore[attr-defined]
+            self._bar = None
+
+    def _rich(self) -> object:
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+            self._bar = Progress(TextColumn("train"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+                                 TextColumn("{task.fields[status]}"), console=Console(file=self.stream))
+            self._task = self._bar.add_task("train", total=self.total, status="")  # type: ignore[attr-defined]
+            self._bar.start()  # type: ignore[attr-defined]
+        return self._bar

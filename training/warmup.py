@@ -21,6 +21,7 @@ from agents.models import LocalModel, model_cache
 from agents.render import RenderLimits, command_text
 from agents.tools import EPISODE_OVER, TOOL_SCHEMAS
 from sandbox.channel import CommandResult
+from training.trainer import lora_config
 
 DATA_VERSION = 1
 WORDS = ("amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel",
@@ -90,7 +91,6 @@ def warmed_base(base: LocalModel, settings: dict | None, say: object = print) ->
 
 def _train_and_merge(base: LocalModel, settings: dict, target: Path) -> None:
     from datasets import Dataset
-    from peft import LoraConfig
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
@@ -99,16 +99,14 @@ def _train_and_merge(base: LocalModel, settings: dict, target: Path) -> None:
     try:
         tools = json.dumps(list(TOOL_SCHEMAS))
         rows = [{"messages": m, "tools": tools} for m in conversations(settings["examples"], settings["seed"])]
-        lora = settings["lora"]
         trainer = SFTTrainer(
             model=str(base.path), train_dataset=Dataset.from_list(rows),
             processing_class=AutoTokenizer.from_pretrained(base.path),
-            peft_config=LoraConfig(r=lora["r"], lora_alpha=lora["alpha"], lora_dropout=lora["dropout"],
-                                   target_modules=lora["target_modules"], task_type="CAUSAL_LM"),
+            peft_config=lora_config(settings["lora"]),
             args=SFTConfig(output_dir=str(staging / "sft"), num_train_epochs=settings["epochs"],
                            learning_rate=settings["learning_rate"], per_device_train_batch_size=8,
                            assistant_only_loss=True, report_to=[], save_strategy="no", logging_steps=5,
-                           seed=settings["seed"], disable_tqdm=True, use_cpu=True))
+                           seed=settings["seed"], disable_tqdm=True, use_cpu=True, gradient_checkpointing=False))
         trainer.train()
         merged = trainer.model.merge_and_unload()
         shutil.rmtree(staging / "sft", ignore_errors=True)

@@ -19,13 +19,14 @@ class BackendError(RuntimeError):
 
 @dataclass(frozen=True)
 class Sampling:
-    """How one reply is sampled. `seed` makes a reply reproducible where the backend honours it."""
+    """How one reply is sampled. `seed` makes a reply reproducible where the backend honours it; `enable_thinking` goes
+    to the chat template (None: the template's own default)."""
 
     max_new_tokens: int = 512
     temperature: float = 0.7
     top_p: float = 1.0
     seed: int = 0
-    enable_thinking: bool = False
+    enable_thinking: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -66,3 +67,8 @@ def open_backend(spec: str, *, served_name: str | None = None, adapter: str | No
 
     model = resolve_local_model(spec)
     return LocalBackend(model.path, Path(adapter) if adapter else None)
+
+
+def template_options(sampling: Sampling) -> dict:
+    """Keyword arguments for the chat template: only those the sampling settings actually set."""
+    return {} if sampling.enable_thinking is None else {"enable_thinking": sampling.enable_thinking}

@@ -9,7 +9,7 @@ import json
 import threading
 from pathlib import Path
 
-from agents.backends import BackendError, Reply, Sampling
+from agents.backends import BackendError, Reply, Sampling, template_options
 from agents.parse import parse_reply
 
 
@@ -47,7 +47,7 @@ class LocalBackend:
         """Render with the tokenizer's chat template (tools included), sample, and parse the calls."""
         torch = self._torch
         prompt = self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False,
-                                                    enable_thinking=sampling.enable_thinking)
+                                                    **template_options(sampling))
         encoded = self.tokenizer(prompt, return_tensors="pt", add_special_tokens=False).to(self.device)
         prompt_tokens = int(encoded["input_ids"].shape[1])
         room = self.context_tokens - prompt_tokens

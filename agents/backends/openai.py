@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.request
 
-from agents.backends import BackendError, Reply, Sampling
+from agents.backends import BackendError, Reply, Sampling, template_options
 from agents.parse import ParsedReply, ToolCall, parse_reply
 
 API_KEY_VARIABLE = "ARENA_MODEL_API_KEY"
@@ -36,6 +36,8 @@ class OpenAIBackend:
         body = {"model": self.model, "messages": [_wire_message(m) for m in messages], "tools": wire_tools,
                 "tool_choice": "auto", "max_tokens": sampling.max_new_tokens, "temperature": sampling.temperature,
                 "top_p": sampling.top_p, "seed": sampling.seed}
+        if template_options(sampling):  # vLLM's server passes these to the chat template (only sent when set)
+            body["chat_template_kwargs"] = template_options(sampling)
         answer = self._request("POST", "/chat/completions", body)
         try:
             message = answer["choices"][0]["message"]

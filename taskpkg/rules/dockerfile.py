@@ -87,7 +87,9 @@ ARENA405 = Rule(
 ARENA406 = Rule(
     "ARENA406", STATIC, E, "verifier, oracle or generator copied into the image",
     doc="`environment/` is the build context of the agent's image, so anything in it may end up where the agent can "
-        "read it. A copy of the verifier, the oracle, the generator or verifier data there leaks the answers.",
+        "read it. A copy of the verifier, the oracle, the generator or verifier data there leaks the answers; "
+        "verifier data the image shares on purpose (an input the prompt names, a library with its licence) does "
+        "not (docs/SPEC.md, \"What is a leak\").",
     advice="Keep `verifier.py`, `oracle/` and the generator out of the image; the sandbox copies them in only when "
            "needed.",
     messages={

@@ -103,7 +103,8 @@ ARENA705 = Rule(
 ARENA706 = Rule(
     "ARENA706", DYNAMIC, E, "verifier, oracle or generator inside the image",
     doc="Every layer of the built image is scanned for byte-identical copies of the verifier, the oracle, the "
-        "generator and verifier data (files of 32 bytes or more): the agent could read them.",
+        "generator and verifier data (files of 32 bytes or more): the agent could read them. Verifier data the "
+        "image shares on purpose is no leak (docs/SPEC.md, \"What is a leak\").",
     advice="Keep answers, the verifier and the oracle out of the image and out of instance files the agent can read.",
     messages=one("the image contains /{name}, a copy of {source}: the agent could read it",
                  "Remove whatever copies it into environment/ or the image; hidden files are copied in by the arena "

@@ -31,11 +31,16 @@ ARENA201 = Rule(
 
 ARENA202 = Rule(
     "ARENA202", STATIC, E, "scaffold placeholder left in the package",
-    doc="`arena new` marks everything a contributor must write with `TODO(arena)`; each one left is reported with "
-        "its line and what it asks for.",
-    advice="Replace every `TODO(arena)` that `arena new` left.",
-    messages=one("placeholder from `arena new` still here: {request}",
-                 "Do what it asks, then delete the TODO(arena) marker."),
+    doc="`arena new` marks everything a contributor must write with `TODO(arena)`, and `arena import` marks what the "
+        "source task lacked with `TODO(arena import)`; each one left is reported with its line and what it asks for.",
+    advice="Replace every `TODO(arena)` that `arena new` left and every `TODO(arena import)` that `arena import` "
+           "wrote.",
+    messages={
+        "": Message("placeholder from `arena new` still here: {request}",
+                    "Do what it asks, then delete the TODO(arena) marker."),
+        "import": Message("placeholder written by `arena import` still here: {request}",
+                          "Do what it asks, then delete the TODO(arena import) marker."),
+    },
     failing=example(Write("environment/notes.md", "TODO(arena): describe the data\n")),
     passing=example(Write("environment/notes.md", "numbers.txt holds one integer per line.\n")),
 )

@@ -23,10 +23,15 @@ ARENA501 = Rule(
 ARENA502 = Rule(
     "ARENA502", STATIC, E, "verifier reads the transcript or agent logs",
     doc="A verifier judges the final state of the world, never what the agent said or ran: a model trained on a "
-        "transcript-reading verifier learns to talk, not to do.",
+        "transcript-reading verifier learns to talk, not to do. Scripts and Python files in `verifier.data` that "
+        "name where the agent's logs are kept (`/logs/agent/`, `.bash_history`, ...) are checked too.",
     advice="Judge the final state in `/workspace`, never the transcript or agent logs.",
-    messages=one("verifier.py refers to {text}: a verifier judges the final state, never the transcript",
-                 "Check the files the task asks for instead of what the agent said or ran."),
+    messages={
+        "": Message("verifier.py refers to {text}: a verifier judges the final state, never the transcript",
+                    "Check the files the task asks for instead of what the agent said or ran."),
+        "script": Message("{path} reads the agent's logs ({where}): a verifier judges the final state, never the "
+                          "transcript", "Check the files the task asks for instead of what the agent said or ran."),
+    },
     failing=example(Append(VERIFIER, "LOG = '/logs/agent/transcript.jsonl'\n")),
     passing=example(Keep(VERIFIER, 'answer = Path(os.environ.get("ARENA_WORKSPACE", "/workspace")) / "answer.txt"')),
 )

@@ -1,8 +1,12 @@
 """A local stand-in for the GitHub REST API: a real HTTP server on 127.0.0.1 that PyGithub talks to unchanged.
 
-State lives in memory (repositories, pull requests and their files, issue comments, reactions, labels, commit
-statuses, collaborator roles, workflow runs, GitHub App installations). Every request is logged (method, path, query,
-status) so tests can count API calls, and faults can be injected (5xx, rate limits with Retry-After, 429).
+State lives in memory (repositories, pull requests and their files, issue comments and issue events, reactions,
+labels, commit statuses, collaborator roles, workflow runs, GitHub App installations). Every request is logged (method,
+path, query, status) so tests can count API calls. Faults are injected at the worst moments: an error before the
+request is served (5xx, rate limits with any Retry-After, 429), an error after it was performed (GitHub did the write
+but the client never hears so), a connection closed without an answer (before or after performing), a delay, a hook
+that changes the world between the request being performed and answered, and a rendezvous that holds requests from
+separate processes until all of them have arrived (two bot runs racing).
 Responses follow the shapes of docs.github.com/rest: status codes (201 on create, 204 on delete, 404 with
 {"message": "Not Found"}, 401 without credentials, 422 on invalid input), Link pagination and X-RateLimit-* headers.
 
@@ -20,6 +24,7 @@ import re
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,16 +68,24 @@ class Logged:
     status: int
 
 
+DROP = 0  # a fault status meaning: close the connection without answering
+
+
 @dataclass
 class Fault:
-    """Answer the next `times` matching requests with `status` instead of serving them."""
+    """What happens to the next `times` matching requests: held at a rendezvous, delayed, answered with `status`
+    (DROP: no answer at all) before or after being performed, and a hook run once one was performed."""
 
     pattern: re.Pattern[str]
     method: str | None
-    status: int
     times: int
-    headers: dict[str, str]
-    message: str
+    status: int | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+    message: str = "Server Error"
+    after: bool = False
+    delay: float = 0.0
+    hook: Callable[[], None] | None = None
+    gate: threading.Barrier | None = None
 
 
 @dataclass
@@ -92,6 +105,7 @@ class Pull:
     state: str = "open"
     body: str | None = None
     labels: list[str] = field(default_factory=list)
+    events: list[dict] = field(default_factory=list)  # issue events (base_ref_changed)
     created_at: str = field(default_factory=_now)
     updated_at: str = field(default_factory=_now)
 
@@ -213,23 +227,55 @@ class GitHubStandIn:
         with self.lock:
             return self._new_comment(self.repos[repo], number, self.user(login)["login"], body)["id"]
 
-    def add_run(self, repo: str, run_id: int, head_sha: str) -> None:
-        """A workflow run that can be re-run."""
-        self.repos[repo].runs[run_id] = {"id": run_id, "head_sha": head_sha}
+    def retarget(self, repo: str, number: int, base_ref: str, at: datetime | None = None) -> None:
+        """Change a pull request's base branch (recorded as a base_ref_changed issue event at `at`, default now)."""
+        with self.lock:
+            pull = self.repos[repo].pulls[number]
+            stamp = (at or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%SZ")
+            pull.events.append({"id": next(self.ids), "event": "base_ref_changed", "created_at": stamp,
+                                "actor": self.j_user(pull.author), "commit_id": None})
+            pull.base_ref = base_ref
+
+    def add_run(self, repo: str, run_id: int, head_sha: str, created_at: str | None = None) -> dict:
+        """A completed workflow run that can be re-run; created_at defaults to now."""
+        run = {"id": run_id, "head_sha": head_sha, "status": "completed", "run_attempt": 1,
+               "created_at": created_at or _now()}
+        self.repos[repo].runs[run_id] = run
+        return run
 
     def inject(self, pattern: str, status: int = 502, times: int = 1, method: str | None = None,
-               kind: str = "server") -> None:
-        """Fail the next `times` requests whose path matches `pattern` (re.search). kind: server (plain 5xx),
-        rate_limit (403, Retry-After: 1, X-RateLimit-Remaining: 0), secondary (429, Retry-After: 1)."""
+               kind: str = "server", after: bool = False, retry_after: int = 1) -> None:
+        """Fail the next `times` requests whose path matches `pattern` (re.search). kind: server (plain `status`),
+        drop (close the connection without an answer), rate_limit (403, Retry-After, X-RateLimit-Remaining: 0),
+        secondary (429, Retry-After). after=True performs the request first: GitHub did it, the client hears a
+        failure."""
         headers: dict[str, str] = {}
         message = "Server Error"
-        if kind == "rate_limit":
+        if kind == "drop":
+            status = DROP
+        elif kind == "rate_limit":
             status, message = 403, "API rate limit exceeded for installation."
-            headers = {"Retry-After": "1", "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": str(int(time.time()) + 1)}
+            headers = {"Retry-After": str(retry_after), "X-RateLimit-Remaining": "0",
+                       "X-RateLimit-Reset": str(int(time.time()) + retry_after)}
         elif kind == "secondary":
             status, message = 429, "You have exceeded a secondary rate limit. Please wait a few minutes."
-            headers = {"Retry-After": "1"}
-        self.faults.append(Fault(re.compile(pattern), method, status, times, headers, message))
+            headers = {"Retry-After": str(retry_after)}
+        self.faults.append(Fault(re.compile(pattern), method, times, status, headers, message, after=after))
+
+    def delay(self, pattern: str, seconds: float, method: str | None = None, times: int = 1) -> None:
+        """Hold the next `times` matching requests for `seconds` before serving them."""
+        self.faults.append(Fault(re.compile(pattern), method, times, delay=seconds))
+
+    def between(self, pattern: str, hook: Callable[[], None], method: str | None = None, times: int = 1) -> None:
+        """Run hook() right after the next matching request was performed, before it is answered (the world
+        changes between two of the client's writes)."""
+        self.faults.append(Fault(re.compile(pattern), method, times, hook=hook))
+
+    def rendezvous(self, pattern: str, parties: int = 2, method: str | None = None, timeout: float = 20) -> None:
+        """Hold each of the next `parties` matching requests until all of them have arrived, then serve them at
+        once: two bot processes that both decided to write, writing together."""
+        gate = threading.Barrier(parties, timeout=timeout)
+        self.faults.append(Fault(re.compile(pattern), method, parties, gate=gate))
 
     # ----- inspecting the world --------------------------------------------------------------------------------
     def comments(self, repo: str, number: int) -> list[dict]:
@@ -254,8 +300,12 @@ class GitHubStandIn:
         split = urllib.parse.urlsplit(raw_path)
         path, query = split.path, urllib.parse.parse_qs(split.query, keep_blank_values=True)
         try:
-            fault = self._fault(method, path)
-            if fault is not None:
+            fault = self._fault(method, path) or Fault(re.compile(""), None, 0)
+            if fault.gate is not None:
+                fault.gate.wait()
+            if fault.delay:
+                time.sleep(fault.delay)
+            if fault.status is not None and not fault.after:
                 raise HttpError(fault.status, fault.message, fault.headers)
             login, can_write = self._authenticate(path, headers.get("Authorization", ""))
             if method != "GET" and not can_write and not path.startswith("/app/"):
@@ -267,6 +317,10 @@ class GitHubStandIn:
                     with self.lock:
                         status, out = handler(self, login, query, payload,
                                               *[urllib.parse.unquote(g) for g in match.groups()])
+                        if fault.hook is not None:
+                            fault.hook()
+                    if fault.status is not None:  # performed, and now the client hears a failure
+                        raise HttpError(fault.status, fault.message, fault.headers)
                     extra = self._paginate_headers(out, path, query) if isinstance(out, Page) else {}
                     self._log(method, path, query, status)
                     return status, out.items if isinstance(out, Page) else out, extra
@@ -621,11 +675,31 @@ def permission(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r
     return 200, {"permission": legacy, "role_name": role_name, "user": hub.j_user(user)}
 
 
-def rerun(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str, run_id: str) -> tuple[int, Any]:
-    repo = _repo(hub, o, r)
-    if int(run_id) not in repo.runs:
+def list_issue_events(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str,
+                      n: str) -> tuple[int, Any]:
+    _, pull = _pull(hub, o, r, n)
+    return 200, paginate(pull.events, query)
+
+
+def _run(hub: GitHubStandIn, o: str, r: str, run_id: str) -> dict:
+    run = _repo(hub, o, r).runs.get(int(run_id))
+    if run is None:
         raise HttpError(404, "Not Found")
-    repo.reruns.append(int(run_id))
+    return run
+
+
+def get_run(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str, run_id: str) -> tuple[int, Any]:
+    run = _run(hub, o, r, run_id)
+    return 200, {**run, "url": f"{hub.base_url}/repos/{o}/{r}/actions/runs/{run_id}",
+                 "html_url": f"{HTML}/{o}/{r}/actions/runs/{run_id}"}
+
+
+def rerun(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str, run_id: str) -> tuple[int, Any]:
+    run = _run(hub, o, r, run_id)
+    if run["status"] != "completed":
+        raise HttpError(403, "This workflow is already running")
+    run["status"], run["run_attempt"] = "queued", run["run_attempt"] + 1
+    _repo(hub, o, r).reruns.append(int(run_id))
     return 201, {}
 
 
@@ -655,6 +729,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Any]] = [(m, re.compile(p), h) for m, p
     ("GET", _R + r"/pulls/(\d+)/files", list_files),
     ("GET", _R + r"/issues/(\d+)", get_issue),
     ("GET", _R + r"/issues/(\d+)/comments", list_comments),
+    ("GET", _R + r"/issues/(\d+)/events", list_issue_events),
     ("POST", _R + r"/issues/(\d+)/comments", create_comment),
     ("GET", _R + r"/issues/comments/(\d+)", get_comment),
     ("PATCH", _R + r"/issues/comments/(\d+)", edit_comment),
@@ -667,6 +742,7 @@ ROUTES: list[tuple[str, re.Pattern[str], Any]] = [(m, re.compile(p), h) for m, p
     ("POST", _R + r"/statuses/([0-9a-fA-F]{4,40})", create_status),
     ("GET", _R + r"/commits/([^/]+)/status", combined_status),
     ("GET", _R + r"/collaborators/([^/]+)/permission", permission),
+    ("GET", _R + r"/actions/runs/(\d+)", get_run),
     ("POST", _R + r"/actions/runs/(\d+)/rerun", rerun),
     ("POST", r"/app/installations/(\d+)/access_tokens", access_token),
 ]]
@@ -681,6 +757,9 @@ def _handler_for(hub: GitHubStandIn) -> type[BaseHTTPRequestHandler]:
             length = int(self.headers.get("Content-Length") or 0)
             body = self.rfile.read(length) if length else b""
             status, payload, extra = hub.handle(self.command, self.path, self.headers, body)
+            if status == DROP:  # no answer: the client sees the connection close
+                self.close_connection = True
+                return
             data = b"" if payload is None else json.dumps(payload).encode()
             login = hub.tokens.get(self.headers.get("Authorization", " ").partition(" ")[2], ("", False))[0]
             self.send_response(status)

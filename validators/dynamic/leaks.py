@@ -1,4 +1,5 @@
-"""The answer-leak check: no byte-identical copy of the verifier, oracle, generator or verifier data in any layer."""
+"""The answer-leak check: no byte-identical copy of the verifier, oracle, generator or verifier data in any layer
+(verifier data the author shares with the image on purpose excepted: taskpkg/shared_files.py)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import docker
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dynamic import ARENA706
+from taskpkg.shared_files import shared_data_files
 
 MIN_SECRET_BYTES = 32  # smaller files (an empty __init__.py, "{}") match too much to mean anything
 
@@ -22,14 +24,15 @@ MIN_SECRET_BYTES = 32  # smaller files (an empty __init__.py, "{}") match too mu
 def hidden_files(package: TaskPackage) -> dict[tuple[int, str], str]:
     """(size, SHA-256) → package path of every file (of at least MIN_SECRET_BYTES) the agent must never see."""
     roots = [package.root / relative for relative in package.hidden_paths()]
-    found: dict[str, str] = {}
+    shared = shared_data_files(package)
+    found: dict[tuple[int, str], str] = {}
     for root in roots:
         paths = [root] if root.is_file() else sorted(p for p in root.rglob("*") if p.is_file())
         for path in paths:
             if path.is_symlink() or "__pycache__" in path.parts:
                 continue
             data = path.read_bytes()
-            if len(data) >= MIN_SECRET_BYTES:
+            if len(data) >= MIN_SECRET_BYTES and path.relative_to(package.root).as_posix() not in shared:
                 found[(len(data), hashlib.sha256(data).hexdigest())] = path.relative_to(package.root).as_posix()
     return found
 

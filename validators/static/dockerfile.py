@@ -20,6 +20,7 @@ from taskpkg.rules.dockerfile import (
     ARENA407,
     ARENA408,
 )
+from taskpkg.shared_files import shared_reason
 from validators.static.files import PackageFile, PackageTree
 
 RULES = (ARENA401, ARENA402, ARENA403, ARENA404, ARENA405, ARENA406, ARENA407, ARENA408)
@@ -27,8 +28,20 @@ DOCKERFILE = "environment/Dockerfile"
 PIPE_TO_SHELL = re.compile(r"\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b")
 PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(?P<args>[^;&|]*)")
 APT_INSTALL = re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\b(?P<args>[^;&|]*)")
-PIP_OPTIONS_WITH_VALUE = frozenset({"-r", "--requirement", "-c", "--constraint", "-i", "--index-url",
-                                    "--extra-index-url", "-f", "--find-links", "--target", "-t", "--prefix"})
+# Options of pip and `uv pip install` that take a value (the next word is not a package).
+PIP_OPTIONS_WITH_VALUE = frozenset({
+    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links",
+    "--target", "-t", "--prefix", "--root", "--src", "-e", "--editable", "--python", "-p", "--python-version",
+    "--platform", "--python-platform", "--implementation", "--abi", "--trusted-host", "--index", "--default-index",
+    "--index-strategy", "--keyring-provider", "--cache-dir", "--cert", "--client-cert", "--proxy", "--timeout",
+    "--retries", "--log", "--progress-bar", "--upgrade-strategy", "--only-binary", "--no-binary", "--report",
+    "--exists-action", "--config-settings", "-C", "--config-setting", "--override", "--build-constraint", "-b",
+    "--resolution", "--prerelease", "--exclude-newer", "--link-mode", "--reinstall-package", "--upgrade-package",
+    "-P", "--refresh-package", "--no-build-package", "--no-binary-package", "--only-binary-package", "--group",
+    "--extra", "--torch-backend", "--directory", "--project", "--config-file",
+})
+_LOCAL_SOURCE = re.compile(r"^(?:\.{1,2}(?:/|$)|/|~|file:|git\+|https?://)|\.(?:whl|tar\.gz|zip)$")
+_REDIRECT = re.compile(r"^\d*[<>]")
 
 
 @dataclass(frozen=True)
@@ -137,7 +150,9 @@ def _unpinned_pip(tree: PackageTree, arguments: str) -> list[Callable[[str, int]
                 problems.extend(_unpinned_requirements(tree, words[index + 1]))
             index += 2
             continue
-        if not word.startswith("-") and "==" not in word:
+        if _REDIRECT.match(word):
+            break
+        if not word.startswith("-") and "==" not in word and not _LOCAL_SOURCE.search(word) and "@" not in word:
             problems.append(partial(ARENA403.found, case="package", package=word))
         index += 1
     return problems
@@ -192,6 +207,8 @@ def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> lis
         if not file.relative.startswith("environment/"):
             continue
         copy_of = hidden.get(file.digest) if file.size else None
+        if copy_of and shared_reason(package, copy_of, file.relative):
+            continue
         if copy_of or file.relative.rsplit("/", 1)[-1] == "verifier.py":
             found.append(ARENA406.found(file.relative, case="copy", path=file.relative, source=copy_of) if copy_of
                          else ARENA406.found(file.relative, case="verifier", path=file.relative))

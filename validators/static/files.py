@@ -20,7 +20,7 @@ MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
 REQUIRED = (("environment/Dockerfile", "file"), ("verifier.py", "file"), ("oracle", "folder"))
 IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
-PLACEHOLDER_MARK = "TODO(arena)"
+PLACEHOLDER = re.compile(r"TODO\(arena(?P<imported> import)?\)")
 SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     # (what it is, literals one of which it must contain, the pattern): the literals make the scan cheap.
     ("a private key", ("PRIVATE KEY-----",), re.compile(r"-----BEGIN (?:[A-Z]+ )?PRIVATE KEY-----")),
@@ -140,11 +140,18 @@ def _scan(file: PackageFile) -> list[Diagnostic]:
         for match in pattern.finditer(text):
             found.append(ARENA006.found(file.relative, text.count("\n", 0, match.start()) + 1, path=file.relative,
                                         what=label))
-    start = text.find(PLACEHOLDER_MARK)
-    while start != -1:
-        line_no = text.count("\n", 0, start) + 1
-        end = text.find("\n", start)
-        request = text[start + len(PLACEHOLDER_MARK): end if end != -1 else len(text)].lstrip(" :").strip()
-        found.append(ARENA202.found(file.relative, line_no, request=request[:120] or PLACEHOLDER_MARK))
-        start = text.find(PLACEHOLDER_MARK, start + len(PLACEHOLDER_MARK))
+    if "TODO(arena" in text:
+        found.extend(_placeholders(file, text))
+    return found
+
+
+def _placeholders(file: PackageFile, text: str) -> list[Diagnostic]:
+    """ARENA202 for every `TODO(arena)` (left by `arena new`) and `TODO(arena import)` (written by `arena import`)."""
+    found = []
+    for match in PLACEHOLDER.finditer(text):
+        end = text.find("\n", match.end())
+        request = text[match.end(): end if end != -1 else len(text)].lstrip(" :").strip()
+        found.append(ARENA202.found(file.relative, text.count("\n", 0, match.start()) + 1,
+                                    case="import" if match.group("imported") else "",
+                                    request=request[:120] or match.group(0)))
     return found

@@ -7,6 +7,7 @@ import re
 
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
+from taskpkg.paths import AGENT_LOG_PATHS
 from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505
 from validators.static.dockerfile import PIPE_TO_SHELL, pipe_to_shell_finding
 from validators.static.files import PackageTree
@@ -56,13 +57,17 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
 
 
 def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
-    """Shell scripts in verifier data run at verification time too: no downloads piped to a shell, no installs."""
+    """Scripts in verifier data run at verification time too: no downloads piped to a shell, no installs (shell),
+    and no reading of the agent's logs (shell and Python)."""
     roots = tuple(data.rstrip("/") for data in package.verifier_data)
     found: list[Diagnostic] = []
     for file in tree.files:
         in_data = any(file.relative == r or file.relative.startswith(r + "/") for r in roots)
         text = file.text if in_data else None
-        if not text or not (file.relative.endswith((".sh", ".bash")) or text.startswith("#!")):
+        script = bool(text) and (file.relative.endswith((".sh", ".bash")) or text.startswith("#!"))
+        if text and (script or file.relative.endswith(".py")):
+            found.extend(_agent_logs(file.relative, text))
+        if not script:
             continue
         for number, line in enumerate(text.split("\n"), start=1):
             code = line.split("#", 1)[0] if not line.startswith("#!") else ""
@@ -71,6 +76,16 @@ def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diag
             elif any(hint in code.lower() for hint in INSTALL_HINTS) or re.search(r"\b(?:uvx|pipx)\b", code):
                 found.append(ARENA504.found(file.relative, number, case="script", path=file.relative,
                                             command=code.strip()[:80]))
+    return found
+
+
+def _agent_logs(relative: str, text: str) -> list[Diagnostic]:
+    """ARENA502 for each line of a script the verifier runs that names where the agent's logs are kept."""
+    found = []
+    for number, line in enumerate(text.split("\n"), start=1):
+        match = AGENT_LOG_PATHS.search(line.split("#", 1)[0])
+        if match:
+            found.append(ARENA502.found(relative, number, case="script", path=relative, where=match.group(0)))
     return found
 
 

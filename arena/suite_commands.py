@@ -1,0 +1,244 @@
+"""`arena suite add|check` (build and check a held-out suite) and `arena score` (for now: --contamination-only).
+
+Wiring only: the suite, its checks and the contamination gate live in scoring; the episodes they need come from the
+sandbox and the validators' scripted agents, which scoring does not import.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import click
+from docker.errors import DockerException
+
+from arena.exit_codes import EPILOG, ExitCode
+from sandbox.engine import EngineUnavailable, engine_available
+from sandbox.episode import InitialState, Sandbox
+from sandbox.instances import SetupError
+from scoring.contamination import InstanceMaker, SuiteIndex, submission_documents
+from scoring.suite import (
+    ENV_VARIABLE,
+    Suite,
+    SuiteError,
+    SuiteItem,
+    balance_problems,
+    load_suite,
+    suite_location,
+)
+from scoring.suite_build import add_package
+from scoring.suite_check import Finding, ItemRunner, ItemTrial, check_items, check_layout
+from taskpkg.discover import display_path
+from taskpkg.domains import DOMAINS
+from taskpkg.loader import load_package
+from taskpkg.model import TaskPackage
+from validators.agents import nop_agent, oracle_agent
+from validators.checking import check_packages
+from validators.dynamic import NOP_FLOOR, pick_instances
+
+SUITE_OPTION = click.option("--suite", "suite_path", envvar=ENV_VARIABLE, show_envvar=True,
+                            help="The suite: a suite.yaml or its folder (the public sample: suites/sample).")
+
+
+def _suite(given: str | None, check_balance: bool = True) -> Suite:
+    """The suite named by --suite / ARENA_SUITE; exits 2 when none is named, 1 when it cannot be used."""
+    try:
+        manifest = suite_location(given)
+    except SuiteError as exc:
+        raise click.UsageError(f"{exc.message}: {exc.fix}") from None
+    try:
+        return load_suite(manifest, check_balance)
+    except SuiteError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+
+
+@click.group(name="suite")
+def suite_group() -> None:
+    """Build and check a held-out suite (its location: --suite PATH or ARENA_SUITE)."""
+
+
+@suite_group.command(name="add", epilog=EPILOG)
+@click.argument("source", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@SUITE_OPTION
+@click.option("--instances", help="Instance numbers, comma-separated (default: --count spread over the range).")
+@click.option("--count", type=click.IntRange(1, 1000), default=5, show_default=True,
+              help="How many instances to add, spread over the package's range.")
+@click.option("--cluster", help="Cluster id (default: the package's name: its instances are one task family).")
+@click.option("--domain", "-d", type=click.Choice(DOMAINS), help="Domain of an imported BenchFlow/Harbor task.")
+@click.option("--keep-version", is_flag=True, help="Do not raise the suite's minor version.")
+def suite_add(source: Path, suite_path: str | None, instances: str | None, count: int, cluster: str | None,
+              domain: str | None, keep_version: bool) -> None:
+    """Add a package's instances to a suite: a native package, or a BenchFlow/Harbor task imported first.
+
+    The package is copied to the suite's packages/ folder; a missing suite.yaml is created with a new canary.
+    """
+    try:
+        manifest = suite_location(suite_path)
+    except SuiteError as exc:
+        raise click.UsageError(f"{exc.message}: {exc.fix}") from None
+    with _native(source, domain) as package_root:
+        package = load_package(package_root).package
+        picked = _instances(instances, package.instance_count if package else 0, count)
+        try:
+            suite = add_package(manifest, package_root, picked, cluster, bump_version=not keep_version)
+        except SuiteError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(ExitCode.CHECK_FAILED)
+    counts = ", ".join(f"{d} {n}" for d, n in suite.counts().items())
+    click.echo(f"{display_path(suite.manifest)}: suite {suite.name} {suite.version}, {len(suite.items)} items "
+               f"({counts})")
+    for problem in balance_problems(suite.counts()):
+        click.echo(f"warning: {problem}; `arena suite check` fails until the domains are balanced", err=True)
+
+
+def _instances(spec: str | None, available: int, count: int) -> list[int]:
+    if spec is None:
+        return pick_instances(available, count)
+    try:
+        return sorted({int(part) for part in spec.split(",") if part.strip()})
+    except ValueError:
+        raise click.BadParameter("give instance numbers separated by commas, e.g. 0,5,17", param_hint="--instances")\
+            from None
+
+
+@contextmanager
+def _native(source: Path, domain: str | None) -> Iterator[Path]:
+    """The source itself when it is a native package, else the package imported from it in a scratch folder."""
+    if (source / "task.md").is_file() and load_package(source).package is not None:
+        yield source
+        return
+    from interop import InteropError, import_task  # the interop formats load only when a task is imported
+
+    scratch = Path(tempfile.mkdtemp(prefix="arena-suite-import-"))
+    try:
+        try:
+            result = import_task(source, scratch, None, domain)
+        except InteropError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(ExitCode.USAGE)
+        click.echo(f"Imported the {result.source_format} task {source}")
+        yield result.package_path
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@suite_group.command(name="check", epilog=EPILOG)
+@SUITE_OPTION
+@click.option("--static", "static_only", is_flag=True, help="Skip the episodes (no Docker engine needed).")
+@click.option("--workers", type=click.IntRange(1, 16), default=2, show_default=True, help="Items run at a time.")
+def suite_check(suite_path: str | None, static_only: bool, workers: int) -> None:
+    """Check a suite: balance (no domain over 20%), no duplicates, every package's static checks, and on every item
+    the oracle scores 1 while doing nothing scores 0."""
+    suite = _suite(suite_path, check_balance=False)
+    findings = check_layout(suite)
+    paths = sorted({item.path for item in suite.items})
+    report = check_packages(paths, "static", show_progress=False)
+    for package in report.packages:
+        findings += [Finding(f"{package.path}/{d.location()}", f"{d.check_id} {d.message}", d.fix)
+                     for d in package.diagnostics if d.severity.value == "error"]
+    if not static_only:
+        if not engine_available():
+            click.echo("arena: no Docker engine answers; start one (`scripts/ensure-engine`) or pass --static",
+                       err=True)
+            sys.exit(ExitCode.ENVIRONMENT)
+        total = len(suite.items)
+        done = [0]
+
+        def progress(item: SuiteItem, finding: Finding | None) -> None:
+            done[0] += 1
+            verdict = "ok" if finding is None else "FAILED"
+            click.echo(f"arena: item {item.id} ({item.domain}): {verdict} ({done[0]}/{total})", err=True)
+
+        try:
+            with Sandbox() as sandbox:
+                findings += check_items(suite, _oracle_and_nop(sandbox), NOP_FLOOR, workers, progress)
+        except (EngineUnavailable, DockerException) as exc:
+            click.echo(f"arena: the Docker engine failed: {exc}", err=True)
+            sys.exit(ExitCode.ENVIRONMENT)
+    for finding in findings:
+        click.echo(f"error: {finding}")
+    counts = ", ".join(f"{d} {n}" for d, n in suite.counts().items())
+    click.echo(f"suite {suite.name} {suite.version}: {len(suite.items)} items ({counts}): "
+               + (f"{len(findings)} problem(s)" if findings else "passed"))
+    sys.exit(ExitCode.CHECK_FAILED if findings else ExitCode.OK)
+
+
+def _oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
+    """One item's two trials: the oracle's episode, then its instance (committed before the oracle acted) scored
+    untouched, as the do-nothing agent would leave it."""
+    def run(package: TaskPackage, instance: int) -> ItemTrial:
+        shared: list[InitialState] = []
+        oracle = sandbox.run_episode(package, instance, oracle_agent(package), share_initial=shared.append)
+        try:
+            nop = sandbox.score_initial(package, shared[0], nop_agent().name) if shared else None
+        finally:
+            for state in shared:
+                sandbox.release(state)
+        return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else "setup_error",
+                         nop.reward if nop else None, oracle.error or (nop.error if nop else None))
+    return run
+
+
+def _sandbox_maker(sandbox: Sandbox, scratch: Path) -> InstanceMaker:
+    """Generator output made in the sandbox: the prompt values and the files of /workspace."""
+    def make(package: TaskPackage, instance: int) -> tuple[dict, dict[str, bytes]]:
+        workspace = Path(tempfile.mkdtemp(dir=scratch))
+        values = sandbox.make_instance(package, instance, workspace)
+        return values, {p.relative_to(workspace).as_posix(): p.read_bytes() for p in sorted(workspace.rglob("*"))
+                        if p.is_file() and not p.is_symlink()}
+    return make
+
+
+@click.command(name="score", epilog=("Exit codes: 0 the gate passed; 1 the package is flagged or cannot be read; "
+                                     "2 bad usage; 3 a required tool is missing; 130 interrupted."))
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@SUITE_OPTION
+@click.option("--contamination-only", is_flag=True, help="Run only the contamination gate (before any training).")
+@click.option("--samples", type=click.IntRange(0, 50), default=3, show_default=True,
+              help="Instances of the package to generate (in the sandbox) and compare too.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write the maintainers' report (with the matched suite text) here; never publish it.")
+@click.option("--format", "output_format", type=click.Choice(("human", "json")), default="human", show_default=True)
+def score_command(path: Path, suite_path: str | None, contamination_only: bool, samples: int,
+                  report_path: Path | None, output_format: str) -> None:
+    """Score an environment against the held-out suite. Today: the contamination gate (--contamination-only).
+
+    Prints the public verdict (pass / flagged, with counts only); the matched text goes to --report alone.
+    """
+    if not contamination_only:
+        raise click.UsageError("model evaluation is not wired in yet; run `arena score --contamination-only`")
+    suite = _suite(suite_path)
+    package = load_package(path).package
+    if package is not None and samples and engine_available():
+        scratch = Path(tempfile.mkdtemp(prefix="arena-gate-"))
+        try:
+            with Sandbox() as sandbox:
+                maker = _sandbox_maker(sandbox, scratch)
+                documents = submission_documents(path, package, maker, pick_instances(package.instance_count,
+                                                                                      samples))
+        except (SetupError, DockerException) as exc:
+            click.echo(f"note: generator samples could not be made ({exc}); files only", err=True)
+            documents = submission_documents(path, package)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+    else:
+        if package is None or samples:
+            why = "the package does not load" if package is None else "no Docker engine answers"
+            click.echo(f"note: {why}, so no generator samples were compared; files only", err=True)
+        documents = submission_documents(path, package)
+    result = SuiteIndex.of_suite(suite).scan(documents)
+    if report_path is not None:
+        report_path.write_text(json.dumps(result.maintainer_report(), indent=2) + "\n", encoding="utf-8")
+    public = result.public()
+    if output_format == "json":
+        click.echo(json.dumps(public, indent=2))
+    else:
+        counts = ", ".join(f"{kind} {n}" for kind, n in public["counts"].items())
+        click.echo(f"contamination gate: {public['verdict']} ({counts}) against suite {suite.name} {suite.version}")
+    sys.exit(ExitCode.OK if result.verdict == "pass" else ExitCode.CHECK_FAILED)

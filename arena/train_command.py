@@ -1,0 +1,54 @@
+"""`arena train`: post-train a model on one environment (GRPO + LoRA over sandbox episodes)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from arena.exit_codes import EPILOG, ExitCode
+from sandbox.engine import EngineUnavailable
+from taskpkg.loader import load_package
+from training.recipe import RecipeError, load_recipe, recipe_names
+from training.run import TrainingError, TrainOptions, train
+
+
+@click.command(name="train", epilog=EPILOG)
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--recipe", "recipe_spec", default="cpu-small", show_default=True, metavar="NAME|FILE",
+              help=f"A shipped recipe ({', '.join(recipe_names())}) or a recipe file.")
+@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for the adapter, checkpoints, "
+              "metrics, transcripts and the manifest.")
+@click.option("--resume", is_flag=True, help="Continue the run in --out from its newest complete checkpoint.")
+@click.option("--skip-calibration", is_flag=True, help="Train even if the base model scores all 0 or all 1.")
+@click.option("--steps", type=click.IntRange(min=1), help="Override the recipe's grpo.steps (recorded in the "
+              "manifest).")
+@click.option("--commit", help="The environment's commit to record (default: the checkout's, when clean).")
+def train_command(path: Path, recipe_spec: str, out: Path, resume: bool, skip_calibration: bool, steps: int | None,
+                  commit: str | None) -> None:
+    """Post-train the recipe's base model on the environment at PATH, then check held-out instances."""
+    loaded = load_package(path)
+    if loaded.package is None:
+        for d in loaded.diagnostics:
+            click.echo(f"{d.severity.value} {d.check_id} {d.location()}: {d.message}", err=True)
+        click.echo(f"arena: {path} does not load; run `arena check --static {path}`", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    try:
+        recipe = load_recipe(recipe_spec, steps)
+    except RecipeError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.USAGE)
+    try:
+        outcome = train(loaded.package, recipe, TrainOptions(out, resume, skip_calibration, commit))
+    except TrainingError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT if exc.environment else ExitCode.CHECK_FAILED)
+    except EngineUnavailable as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    if outcome.status != "completed":
+        click.echo(f"arena: training stopped: {outcome.reason}", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    click.echo(f"trained {outcome.manifest['steps']} step(s); adapter in {out / 'adapter'}, manifest in "
+               f"{out / 'manifest.json'}")

@@ -1,0 +1,100 @@
+"""Per-item paired scores: `results/<environment>/<run_id>.items.json` (schema `items-v1.schema.json`).
+
+The file behind a version-2 record: for every item scored in both arms its opaque id (a hash, never the item's
+text), domain, hashed cluster id and the mean reward of each arm over K samples; and the items excluded from both
+arms with the reason. Reading one checks it against its record: same run, suite and per-domain counts and means.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from scoring.results import (
+    CONSISTENCY_TOLERANCE,
+    ITEMS_SUFFIX,
+    ResultRecord,
+    ResultsError,
+    read_json,
+    record_path,
+    validate,
+)
+
+MAX_ITEMS_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class ItemScores:
+    """The paired per-item scores of one run."""
+
+    run_id: str
+    environment: str
+    suite: tuple[str, str]  # name, version
+    samples_per_item: int
+    ids: tuple[str, ...]
+    domains: tuple[str, ...]
+    clusters: tuple[str | None, ...]
+    base: tuple[float, ...]
+    trained: tuple[float, ...]
+    excluded: tuple[tuple[str, str, str], ...]  # (id, domain, reason)
+
+
+def items_path(record_file: Path) -> Path:
+    """The items file beside a record file."""
+    return record_file.with_name(record_file.name.removesuffix(".json") + ITEMS_SUFFIX)
+
+
+def parse_items(data: object, source: str, record: ResultRecord | None = None) -> ItemScores:
+    """ItemScores from an items file's JSON, checked against its record when given. Raises ResultsError."""
+    validate(data, "items-v1.schema.json", source)
+    assert isinstance(data, dict)
+    rows = data["items"]
+    scores = ItemScores(
+        run_id=data["run_id"], environment=data["environment"],
+        suite=(data["suite"]["name"], data["suite"]["version"]), samples_per_item=data["samples_per_item"],
+        ids=tuple(r["id"] for r in rows), domains=tuple(r["domain"] for r in rows),
+        clusters=tuple(r["cluster"] for r in rows), base=tuple(float(r["base"]) for r in rows),
+        trained=tuple(float(r["trained"]) for r in rows),
+        excluded=tuple((r["id"], r["domain"], r["reason"]) for r in data["excluded"]))
+    every_id = list(scores.ids) + [e[0] for e in scores.excluded]
+    if len(set(every_id)) != len(every_id):
+        raise ResultsError(f"{source}: items: an item id appears twice")
+    if record is not None:
+        _check_against(scores, record, source)
+    return scores
+
+
+def _check_against(scores: ItemScores, record: ResultRecord, source: str) -> None:
+    mismatched = [name for name, ours, theirs in (
+        ("run_id", scores.run_id, record.run_id), ("environment", scores.environment, record.environment),
+        ("suite", scores.suite, (record.suite, record.suite_version)),
+        ("samples_per_item", scores.samples_per_item, record.raw.get("samples_per_item"))) if ours != theirs]
+    if mismatched:
+        raise ResultsError(f"{source}: {', '.join(mismatched)} differ from the record's")
+    sums: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])
+    for domain, base, trained in zip(scores.domains, scores.base, scores.trained, strict=True):
+        entry = sums[domain]
+        entry[0] += 1
+        entry[1] += base
+        entry[2] += trained
+    stated = {d.domain: d for d in record.domains}
+    if set(sums) != set(stated):
+        raise ResultsError(f"{source}: items cover domains {sorted(sums)} but the record has {sorted(stated)}")
+    for name, (count, base, trained) in sums.items():
+        domain = stated[name]
+        if count != domain.items or abs(base / count - domain.base) > CONSISTENCY_TOLERANCE or \
+                abs(trained / count - domain.trained) > CONSISTENCY_TOLERANCE:
+            raise ResultsError(f"{source}: domain {name}: {int(count)} items with means {base / count:.4f} / "
+                               f"{trained / count:.4f}, but the record says {domain.items} items with "
+                               f"{domain.base:.4f} / {domain.trained:.4f}")
+
+
+def load_items(results_dir: Path, record: ResultRecord) -> ItemScores | None:
+    """The items file of a version-2 record, checked against it; None when the run has none."""
+    if record.version != 2:
+        return None
+    path = items_path(record_path(results_dir, record.environment, record.run_id))
+    if not path.exists() and not path.is_symlink():
+        return None
+    return parse_items(read_json(path, MAX_ITEMS_BYTES), str(path), record)

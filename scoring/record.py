@@ -1,0 +1,181 @@
+"""Turn a run's per-item rewards into its version-2 record and items file: what `arena score` calls last.
+
+An evaluation hands over, per suite item, the K rewards of each arm (base and trained) or the reason the item was
+excluded from both (a verifier error in either arm is never scored as 0), plus the run's metadata. `write_run`
+computes the statistics (`scoring.statistics`), derives the reproducible run id and writes
+`results/<environment>/<run_id>.json` and its `.items.json` atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from scoring.results import ResultRecord, write_record
+from scoring.statistics import CONFIDENCE, RESAMPLES, item_means, summarize
+from taskpkg.domains import DOMAINS
+
+METHOD = "paired-stratified-cluster-bootstrap"
+
+
+@dataclass(frozen=True)
+class PairedItem:
+    """One suite item's rewards in both arms: K each, or an error that excludes it from both."""
+
+    item: str  # the opaque id (scoring.suite.item_id)
+    domain: str
+    cluster: str | None  # the hashed cluster id, or None
+    base: tuple[float, ...] = ()
+    trained: tuple[float, ...] = ()
+    error: str | None = None  # e.g. "verifier_error"
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    """The suite a run was scored on."""
+
+    name: str
+    version: str
+    items: int
+    public: bool
+
+
+@dataclass(frozen=True)
+class TrainingSummary:
+    """The training manifest, summarised for the record."""
+
+    manifest_digest: str
+    recipe: str
+    recipe_hash: str
+    steps: int
+    gpu_hours: float
+    wall_s: float
+    hardware: str
+    reward_curve: tuple[tuple[int, float], ...] = ()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the statistics were computed; part of the run id."""
+
+    resamples: int = RESAMPLES
+    confidence: float = CONFIDENCE
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """Everything about a run except its rewards."""
+
+    environment: str
+    commit: str
+    base_model: str
+    base_revision: str
+    adapter_digest: str
+    suite: SuiteInfo
+    samples_per_item: int
+    harness_version: str
+    training: TrainingSummary
+    contamination: dict  # the gate's public verdict: {"verdict": ..., "counts": {...}}
+    pr: int | None = None
+    contributor: str | None = None
+    evaluation_manifest_digest: str | None = None
+    settings: Settings = field(default_factory=Settings)
+
+
+def run_id(run: RunInfo) -> str:
+    """sha256 over the canonical JSON of what determines the run's numbers (the schema lists it); 16 hex digits."""
+    identity = {"environment": run.environment, "commit": run.commit,
+                "training_manifest": run.training.manifest_digest, "adapter": run.adapter_digest,
+                "base_model": run.base_model, "base_revision": run.base_revision, "suite": run.suite.name,
+                "suite_version": run.suite.version, "samples_per_item": run.samples_per_item,
+                "harness_version": run.harness_version, "statistics": asdict(run.settings)}
+    canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def _checked(items: Sequence[PairedItem], k: int) -> tuple[list[PairedItem], list[PairedItem]]:
+    """(scored, excluded); ValueError for rewards that are not K finite numbers in [0, 1], or a repeated item."""
+    repeated = [item for item, n in Counter(i.item for i in items).items() if n > 1]
+    if repeated:
+        raise ValueError(f"item {repeated[0]} is given more than once")
+    scored, excluded = [], []
+    for item in items:
+        if item.domain not in DOMAINS:
+            raise ValueError(f"item {item.item}: {item.domain!r} is not an arena domain")
+        if item.error is not None:
+            excluded.append(item)
+            continue
+        for arm, rewards in (("base", item.base), ("trained", item.trained)):
+            if len(rewards) != k or not all(math.isfinite(r) and 0 <= r <= 1 for r in rewards):
+                raise ValueError(f"item {item.item}: the {arm} arm needs {k} rewards in [0, 1], got {list(rewards)}")
+        scored.append(item)
+    if not scored:
+        raise ValueError("no item was scored in both arms: there is nothing to summarise")
+    return scored, excluded
+
+
+def build_run(items: Sequence[PairedItem], run: RunInfo, evaluated_at: datetime | None = None) -> tuple[dict, dict]:
+    """The record and the items file, as JSON-ready dicts. ValueError for inconsistent input."""
+    scored, excluded = _checked(items, run.samples_per_item)
+    if len(items) > run.suite.items:
+        raise ValueError(f"{len(items)} items given but the suite has {run.suite.items}")
+    base, trained = item_means([i.base for i in scored]), item_means([i.trained for i in scored])
+    settings = run.settings
+    summary = summarize([i.domain for i in scored], [i.cluster for i in scored], base, trained,
+                        resamples=settings.resamples, confidence=settings.confidence, seed=settings.seed,
+                        order=DOMAINS)
+    identifier = run_id(run)
+    dropped = Counter(i.domain for i in excluded)
+    domains = {d.domain: {"items": d.items, **({"excluded": dropped[d.domain]} if dropped[d.domain] else {}),
+                          "base": d.base, "trained": d.trained, "delta": d.delta, "interval": list(d.interval)}
+               for d in summary.domains}
+    moment = (evaluated_at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
+    training = run.training
+    record = {
+        "results_version": 2, "run_id": identifier, "environment": run.environment, "commit": run.commit,
+        **({"pr": run.pr} if run.pr is not None else {}),
+        **({"contributor": run.contributor} if run.contributor is not None else {}),
+        "base_model": {"name": run.base_model, "revision": run.base_revision},
+        "adapter_digest": run.adapter_digest,
+        "suite": {"name": run.suite.name, "version": run.suite.version, "items": run.suite.items,
+                  "public": run.suite.public},
+        "samples_per_item": run.samples_per_item,
+        "evaluated_at": moment.isoformat().replace("+00:00", "Z"),
+        "complete": len(items) == run.suite.items,
+        "domains": domains,
+        "macro": {"base": summary.base, "trained": summary.trained, "delta": summary.delta,
+                  "interval": list(summary.interval), "p_value": summary.p_value,
+                  "normalized_gain": summary.normalized_gain},
+        "verdict": summary.verdict,
+        "statistics": {"method": METHOD, "resamples": settings.resamples, "confidence": settings.confidence,
+                       "seed": settings.seed},
+        "contamination": run.contamination,
+        "training": {"manifest_digest": training.manifest_digest, "recipe": training.recipe,
+                     "recipe_hash": training.recipe_hash, "steps": training.steps, "gpu_hours": training.gpu_hours,
+                     "wall_s": training.wall_s, "hardware": training.hardware,
+                     **({"reward_curve": [list(p) for p in training.reward_curve]} if training.reward_curve else {})},
+        **({"evaluation_manifest_digest": run.evaluation_manifest_digest}
+           if run.evaluation_manifest_digest else {}),
+    }
+    items_file = {
+        "items_version": 1, "run_id": identifier, "environment": run.environment,
+        "suite": {"name": run.suite.name, "version": run.suite.version}, "samples_per_item": run.samples_per_item,
+        "items": [{"id": i.item, "domain": i.domain, "cluster": i.cluster, "base": float(b), "trained": float(t)}
+                  for i, b, t in zip(scored, base, trained, strict=True)],
+        "excluded": [{"id": i.item, "domain": i.domain, "reason": i.error} for i in excluded],
+    }
+    return record, items_file
+
+
+def write_run(results_dir: Path, items: Sequence[PairedItem], run: RunInfo,
+              evaluated_at: datetime | None = None) -> ResultRecord:
+    """Build and write a run's record and items file (items first, both atomically); returns the record."""
+    record, items_file = build_run(items, run, evaluated_at)
+    return write_record(results_dir, record, items_file)

@@ -1,0 +1,305 @@
+"""Results records: the files scoring writes and the leaderboard reads, both versions, as one typed record.
+
+Layouts under a results folder:
+
+- version 2, one file per scored run: `results/<environment>/<run_id>.json` (schema `results-v2.schema.json`),
+  beside it `results/<environment>/<run_id>.items.json`, the per-item paired scores (`scoring.items`);
+- version 1, one file per environment: `results/<environment>.json` (schema `results-v1.schema.json`), read only.
+
+Every file is untrusted data: a symbolic link, an oversized or non-UTF-8 file, invalid JSON, a schema violation or
+numbers that contradict each other is a `ResultsError` naming the file and the reason. Rewards and deltas are
+fractions in [0, 1] and [-1, 1]; the leaderboard shows them as percentage points.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import cache
+from importlib import resources
+from pathlib import Path
+
+import jsonschema_rs
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import best_match
+
+from taskpkg.domains import DOMAINS
+
+MAX_BYTES = 1024 * 1024
+ITEMS_SUFFIX = ".items.json"
+CONSISTENCY_TOLERANCE = 1e-3  # a tenth of a point: room for numbers rounded to four decimals, none for edits
+
+
+class ResultsError(Exception):
+    """A results file cannot be used; the message names the file and the reason."""
+
+
+@dataclass(frozen=True)
+class DomainResult:
+    """One held-out domain of a run: items scored in both arms, mean rewards, and the delta's interval."""
+
+    domain: str
+    items: int  # 0 in version 1, which did not record it
+    base: float
+    trained: float
+    delta: float
+    interval: tuple[float, float] | None  # None in version 1
+
+
+@dataclass(frozen=True)
+class ResultRecord:
+    """One scored run of one environment, whichever version its file is."""
+
+    version: int
+    run_id: str  # version 1: "v1-<environment>"
+    environment: str
+    commit: str | None
+    pr: int | None
+    contributor: str | None
+    base_model: str
+    base_revision: str | None
+    suite: str | None
+    suite_version: str | None
+    evaluated_at: str
+    complete: bool
+    domains: tuple[DomainResult, ...]
+    macro_base: float
+    macro_trained: float
+    macro_delta: float
+    macro_interval: tuple[float, float] | None
+    p_value: float | None
+    normalized_gain: float | None
+    verdict: str | None
+    contamination: str | None
+    gpu_hours: float | None
+    steps: int | None
+    recipe: str | None
+    reward_curve: tuple[tuple[int, float], ...]
+    raw: dict
+
+    @property
+    def evaluated(self) -> datetime:
+        """evaluated_at as an aware date-time (a bare date or a time without zone counts as UTC)."""
+        return parse_time(self.evaluated_at)
+
+
+def parse_time(text: str) -> datetime:
+    """An ISO 8601 date or date-time from a results file, made timezone-aware (UTC when it names no zone)."""
+    moment = datetime.fromisoformat(text.replace(" ", "T", 1))
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def comparable_key(record: ResultRecord) -> tuple[str | None, str | None, str, str | None]:
+    """What two records must share to be compared: suite, suite version, base model and its revision."""
+    return (record.suite, record.suite_version, record.base_model, record.base_revision)
+
+
+@cache
+def schema(name: str) -> dict:
+    """A JSON Schema shipped in scoring/schema/, by file name."""
+    return json.loads(resources.files("scoring").joinpath(f"schema/{name}").read_text(encoding="utf-8"))
+
+
+@cache
+def fast_validator(name: str) -> jsonschema_rs.Draft202012Validator:
+    """A compiled validator for one of scoring's schemas: about a hundred times faster than jsonschema's, which
+    matters when the leaderboard reads tens of thousands of records."""
+    return jsonschema_rs.Draft202012Validator(schema(name))
+
+
+def validate(data: object, schema_name: str, source: str) -> None:
+    """Raise ResultsError naming source and the first offending field when data breaks the schema.
+
+    Valid data passes the compiled validator alone; invalid data is explained by jsonschema's best match, so the
+    message is the same whichever validator found the fault.
+    """
+    if fast_validator(schema_name).is_valid(data):
+        return
+    error = best_match(Draft202012Validator(schema(schema_name)).iter_errors(data))
+    if error is None:  # the two validators disagree: trust the stricter verdict, say so
+        raise ResultsError(f"{source}: does not match {schema_name}")
+    where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+    raise ResultsError(f"{source}: {where}: {error.message}")
+
+
+def parse_record(data: object, source: str) -> ResultRecord:
+    """A ResultRecord from a results file's JSON (version 1 or 2); raises ResultsError naming source."""
+    version = data.get("results_version") if isinstance(data, dict) else None
+    if version == 2:
+        return _parse_v2(data, source)
+    validate(data, "results-v1.schema.json", source)
+    return _parse_v1(data, source)
+
+
+def _parse_v1(data: dict, source: str) -> ResultRecord:
+    unknown = sorted(set(data["domains"]) - set(DOMAINS))
+    if unknown:
+        raise ResultsError(f"{source}: domains: not arena domains: {', '.join(unknown)} (one of {', '.join(DOMAINS)})")
+    domains = tuple(DomainResult(name, 0, float(s["base"]), float(s["trained"]),
+                                 float(s["trained"]) - float(s["base"]), None)
+                    for name, s in _in_domain_order(data["domains"]))
+    base, trained = _mean(d.base for d in domains), _mean(d.trained for d in domains)
+    return ResultRecord(
+        version=1, run_id=f"v1-{data['environment']}", environment=data["environment"], commit=data.get("commit"),
+        pr=None, contributor=None, base_model=data["model"], base_revision=None, suite=None, suite_version=None,
+        evaluated_at=data["evaluated_at"], complete=True, domains=domains, macro_base=base, macro_trained=trained,
+        macro_delta=trained - base, macro_interval=None, p_value=None,
+        normalized_gain=(trained - base) / (1 - base) if base < 1 else None, verdict=None, contamination=None,
+        gpu_hours=None, steps=None, recipe=None, reward_curve=(), raw=data)
+
+
+def _parse_v2(data: dict, source: str) -> ResultRecord:
+    validate(data, "results-v2.schema.json", source)
+    domains = tuple(DomainResult(name, d["items"], d["base"], d["trained"], d["delta"], _interval(d["interval"]))
+                    for name, d in _in_domain_order(data["domains"]))
+    macro, training = data["macro"], data["training"]
+    _check_consistency(domains, macro, data["suite"]["items"], source)
+    return ResultRecord(
+        version=2, run_id=data["run_id"], environment=data["environment"], commit=data["commit"], pr=data.get("pr"),
+        contributor=data.get("contributor"), base_model=data["base_model"]["name"],
+        base_revision=data["base_model"]["revision"], suite=data["suite"]["name"],
+        suite_version=data["suite"]["version"], evaluated_at=data["evaluated_at"], complete=data["complete"],
+        domains=domains, macro_base=macro["base"], macro_trained=macro["trained"], macro_delta=macro["delta"],
+        macro_interval=_interval(macro["interval"]), p_value=macro["p_value"],
+        normalized_gain=macro["normalized_gain"], verdict=data["verdict"],
+        contamination=data["contamination"]["verdict"], gpu_hours=training["gpu_hours"], steps=training["steps"],
+        recipe=training["recipe"], reward_curve=tuple((int(s), float(r)) for s, r in training.get("reward_curve", ())),
+        raw=data)
+
+
+def _check_consistency(domains: tuple[DomainResult, ...], macro: dict, suite_items: int, source: str) -> None:
+    """Numbers the schema cannot relate: intervals in order, deltas that are differences, macro the domains' mean."""
+    for where, low_high in [(f"domains/{d.domain}/interval", d.interval) for d in domains] + [
+            ("macro/interval", _interval(macro["interval"]))]:
+        assert low_high is not None
+        if low_high[0] > low_high[1]:
+            raise ResultsError(f"{source}: {where}: low {low_high[0]} is above high {low_high[1]}")
+    checks = [(f"domains/{d.domain}/delta", d.delta, d.trained - d.base) for d in domains]
+    checks += [("macro/base", macro["base"], _mean(d.base for d in domains)),
+               ("macro/trained", macro["trained"], _mean(d.trained for d in domains)),
+               ("macro/delta", macro["delta"], _mean(d.delta for d in domains))]
+    for where, stated, expected in checks:
+        if abs(stated - expected) > CONSISTENCY_TOLERANCE:
+            raise ResultsError(f"{source}: {where}: is {stated} but the other numbers give {expected:.6f}")
+    scored = sum(d.items for d in domains)
+    if scored > suite_items:
+        raise ResultsError(f"{source}: domains: {scored} items scored but the suite has {suite_items}")
+
+
+def _interval(pair: list[float]) -> tuple[float, float]:
+    return (float(pair[0]), float(pair[1]))
+
+
+def _mean(values: Iterable[float]) -> float:
+    numbers = list(values)
+    return sum(numbers) / len(numbers)
+
+
+def _in_domain_order(domains: dict) -> list[tuple[str, dict]]:
+    order = {name: i for i, name in enumerate(DOMAINS)}
+    return sorted(domains.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
+
+
+def read_json(path: Path, max_bytes: int = MAX_BYTES) -> object:
+    """A regular file's JSON, never following a link; ResultsError for a link, an oversized or non-UTF-8 file."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO must not block
+    except OSError as exc:
+        reason = "a symbolic link" if path.is_symlink() else exc.strerror
+        raise ResultsError(f"{path}: cannot be read ({reason}); results must be regular files") from None
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            raise ResultsError(f"{path}: not a regular file of at most {max_bytes} bytes")
+        raw = handle.read(max_bytes + 1)
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ResultsError(f"{path}: not UTF-8 JSON: {exc}") from None
+
+
+def record_paths(results_dir: Path) -> Iterator[tuple[Path, int]]:
+    """Every record file with the version its place implies: <env>.json is 1, <env>/<run_id>.json is 2."""
+    for path in sorted(results_dir.iterdir()):
+        if path.is_symlink():
+            raise ResultsError(f"{path}: a symbolic link; results must be regular files and folders")
+        if path.is_dir():
+            for inner in sorted(path.glob("*.json")):
+                if not inner.name.endswith(ITEMS_SUFFIX):
+                    yield inner, 2
+        elif path.suffix == ".json":
+            yield path, 1  # read_json refuses anything but a regular file
+
+
+def load_records(results_dir: Path | None) -> list[ResultRecord]:
+    """Every record under results_dir (both layouts; items files skipped), by environment then time.
+
+    [] when the folder is absent. Raises ResultsError for the first file that cannot be used.
+    """
+    if results_dir is None or not results_dir.is_dir():
+        return []
+    records = [load_record_file(path, version) for path, version in record_paths(results_dir)]
+    return sorted(records, key=lambda r: (r.environment, r.evaluated, r.run_id))
+
+
+def load_record_file(path: Path, version: int) -> ResultRecord:
+    """One record file, checked against the place it lies in (`version` is what the layout implies)."""
+    data = read_json(path)
+    stated = data.get("results_version") if isinstance(data, dict) else None
+    if stated in (1, 2) and stated != version:
+        wanted = "results/<environment>.json" if stated == 1 else "results/<environment>/<run_id>.json"
+        raise ResultsError(f"{path}: results_version {stated} belongs at {wanted}")
+    record = parse_record(data, str(path))
+    if version == 1 and record.environment != path.stem:
+        raise ResultsError(f"{path}: environment is {record.environment!r} but the file is named {path.name}")
+    if version == 2 and (record.environment != path.parent.name or record.run_id != path.stem):
+        raise ResultsError(f"{path}: holds run {record.run_id} of {record.environment!r}; it belongs at "
+                           f"{record.environment}/{record.run_id}.json")
+    return record
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write text to path so that readers see the old file or the new one, never half of one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def write_json_atomic(path: Path, data: object) -> None:
+    """Write JSON (indented, one trailing newline) atomically."""
+    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
+
+
+def record_path(results_dir: Path, environment: str, run_id: str) -> Path:
+    """Where a version-2 record lives."""
+    return results_dir / environment / f"{run_id}.json"
+
+
+def write_record(results_dir: Path, data: dict, items: dict | None = None) -> ResultRecord:
+    """Validate a version-2 record (and its items file) and write both atomically, the items file first, so a
+    record is never seen without its items. Returns the record as read back. Raises ResultsError on invalid data."""
+    target = record_path(results_dir, str(data.get("environment")), str(data.get("run_id")))
+    record = parse_record(data, str(target))
+    if record.version != 2:
+        raise ResultsError(f"{target}: only version 2 records are written")
+    if items is not None:
+        from scoring.items import items_path, parse_items  # items imports this module
+
+        parse_items(items, str(items_path(target)), record)
+        write_json_atomic(items_path(target), items)
+    write_json_atomic(target, data)
+    return record

@@ -1,0 +1,241 @@
+"""One `arena train` run: check the machine, prepare the base model, calibrate, train with GRPO + LoRA over sandbox
+episodes, save the adapter, check held-out instances, write the manifest.
+
+Artifacts in the output folder:
+- `adapter/` the LoRA adapter (written whole, then renamed into place);
+- `checkpoints/checkpoint-N/` for `--resume` (a preempted run continues from the newest complete one);
+- `metrics.jsonl` one line per step (reward, tool calls, verifier errors, episode timings, the trainer's numbers);
+- `transcripts/` sample rollouts; `calibration.json`, `heldout-check.json`;
+- `manifest.json` written last: the package and image digests, commit, recipe and its hash, seeds, library
+  versions, hardware, wall time and GPU-hours, and how the run ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import random
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from agents.backends import BackendError
+from agents.models import LocalModel, ModelUnavailable, resolve_local_model
+from sandbox.episode import Sandbox
+from taskpkg.digest import tree_digest
+from taskpkg.model import TaskPackage
+from training.environment import RolloutPool
+from training.evaluate import PassRate, calibration_verdict, chat_settings, pass_rate
+from training.manifest import (
+    folder_digest,
+    git_commit,
+    gpu_hours,
+    hardware,
+    library_versions,
+    now_iso,
+    write_json_atomically,
+)
+from training.metrics import Progress, RunLog
+from training.recipe import Recipe
+from training.trainer import build_trainer, latest_checkpoint
+from training.warmup import warmed_base
+
+MANIFEST_VERSION = 1
+
+
+class TrainingError(RuntimeError):
+    """The run cannot go on; the message says why and what to do. `environment` marks a missing prerequisite (exit
+    3) rather than a problem with the package or the input (exit 1)."""
+
+    def __init__(self, message: str, environment: bool = False) -> None:
+        super().__init__(message)
+        self.environment = environment
+
+
+@dataclass(frozen=True)
+class TrainOptions:
+    """How to run: where to write, whether to resume, whether to calibrate first, and the commit to record."""
+
+    out: Path
+    resume: bool = False
+    skip_calibration: bool = False
+    commit: str | None = None
+
+
+@dataclass(frozen=True)
+class TrainOutcome:
+    """How a run ended: completed (an adapter was written) or stopped early with the reason."""
+
+    status: str
+    reason: str | None
+    manifest: dict
+
+
+def split_seeds(count: int, shuffle_seed: int, heldout: int) -> tuple[list[int], list[int]]:
+    """Instances for training and a disjoint held-out set, from a seeded shuffle of 0..count-1."""
+    order = list(range(count))
+    random.Random(f"arena-seeds/{shuffle_seed}").shuffle(order)
+    kept = min(heldout, max(1, count // 5))
+    return order[kept:], order[:kept]
+
+
+def check_machine(recipe: Recipe) -> int:
+    """The GPUs the recipe will use; fails early, before anything is loaded, when the machine cannot run it."""
+    try:
+        import torch
+        import transformers  # noqa: F401
+        import trl  # noqa: F401
+    except ImportError as exc:
+        raise TrainingError(f"training needs the train extra ({exc.name} is missing): run scripts/setup, or "
+                            "pip install -e '.[train]'", environment=True) from None
+    if not recipe.on_gpu:
+        return 0
+    if not torch.cuda.is_available():
+        kinds = ", ".join(recipe["hardware"].get("gpu_types", ["any"]))
+        raise TrainingError(f"the recipe {recipe.name} needs a CUDA GPU ({kinds}) and this machine has none; run it "
+                            "on a GPU machine (arena launch --backend skypilot) or "
+                            "use --recipe cpu-small here", environment=True)
+    if recipe["generation"]["backend"] == "vllm":
+        try:
+            import vllm  # noqa: F401
+        except ImportError:
+            raise TrainingError("the recipe generates with vLLM: pip install -e '.[gpu]'", environment=True) from None
+    return torch.cuda.device_count()
+
+
+def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
+    """The base the LoRA trains on (warm-up merged in where the recipe says) and how to name it in manifests."""
+    spec = recipe["model"]["base"]
+    try:
+        local = resolve_local_model(spec)
+    except ModelUnavailable as exc:
+        if Path(spec).exists() or "/" not in spec or spec.startswith("."):
+            raise TrainingError(str(exc), environment=True) from None
+        return spec, {"name": spec, "revision": recipe["model"].get("revision", "unpinned"), "source": "hub"}
+    warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
+    return str(warmed.path), {"name": warmed.name, "revision": warmed.revision, "path": str(warmed.path),
+                              "source": "local"}
+
+
+def prepare_output(out: Path, resume: bool) -> None:
+    """An empty (or new) output folder, or the folder of the run being resumed."""
+    if resume:
+        if not out.is_dir():
+            raise TrainingError(f"{out}: nothing to resume (the folder does not exist); run without --resume")
+        return
+    if out.exists() and any(out.iterdir()):
+        raise TrainingError(f"{out}: the folder is not empty; pass --resume to continue the run in it, or choose a "
+                            "new --out")
+    out.mkdir(parents=True, exist_ok=True)
+
+
+def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
+          progress: Progress | None = None) -> TrainOutcome:
+    """The whole run. Raises TrainingError (with what to do) when it cannot start or go on."""
+    progress = progress or Progress(recipe["grpo"]["steps"])
+    say = progress.say
+    gpus = check_machine(recipe)
+    prepare_output(options.out, options.resume)
+    os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    started, wall_started = now_iso(), time.monotonic()
+    train_instances, heldout = split_seeds(package.instance_count, recipe["seeds"]["shuffle_seed"],
+                                           recipe["seeds"]["heldout"])
+    base, base_info = base_model(recipe, say)
+    manifest = {
+        "manifest_version": MANIFEST_VERSION, "environment": package.name, "package_digest":
+        "sha256:" + tree_digest(package.root, frozenset({"__pycache__"})),
+        "commit": options.commit or git_commit(package.root),
+        "recipe": {"name": recipe.name, "source": recipe.source, "digest": recipe.digest,
+                   "overrides": recipe.overrides, "data": recipe.data},
+        "base_model": base_info, "seeds": {"shuffle_seed": recipe["seeds"]["shuffle_seed"],
+                                           "train_instances": len(train_instances), "heldout": heldout},
+        "libraries": library_versions(), "hardware": hardware(), "started_at": started}
+    with Sandbox() as sandbox, contextlib.closing(progress):
+        try:
+            manifest["image"] = sandbox.image(package).tag
+        except Exception as exc:  # BuildFailed: the package's image does not build
+            raise TrainingError(f"{package.root}/environment/Dockerfile: the image does not build: {exc}; run "
+                                f"`arena check {package.root}`") from None
+        status, reason = _calibrate(sandbox, package, recipe, base, train_instances, options, manifest, say)
+        if status == "completed":
+            status, reason = _grpo(sandbox, package, recipe, base, train_instances, heldout, options, manifest,
+                                   progress, gpus)
+    wall = time.monotonic() - wall_started
+    manifest.update({"finished_at": now_iso(), "wall_s": round(wall, 1), "gpus": gpus,
+                     "gpu_hours": gpu_hours(wall, gpus), "status": status, "reason": reason})
+    write_json_atomically(options.out / "manifest.json", manifest)
+    return TrainOutcome(status, reason, manifest)
+
+
+def _calibrate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
+               options: TrainOptions, manifest: dict, say: object) -> tuple[str, str | None]:
+    if options.skip_calibration:
+        manifest["calibration"] = {"skipped": True}
+        return "completed", None
+    count = recipe["calibration"]["instances"]
+    say(f"calibration: the base model on {count} training instance(s)")  # type: ignore[operator]
+    rate = _pass_rate(sandbox, package, recipe, base, None, instances[:count], recipe["calibration"], say)
+    verdict = calibration_verdict(rate)
+    manifest["calibration"] = {**rate.to_dict(), "verdict": verdict}
+    write_json_atomically(options.out / "calibration.json", manifest["calibration"])
+    if verdict:
+        return "stopped", verdict + " (--skip-calibration trains anyway)"
+    return "completed", None
+
+
+def _pass_rate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, adapter: Path | None,
+               instances: list[int], section: dict, say: object) -> PassRate:
+    from agents.backends.local import LocalBackend
+
+    try:
+        backend = LocalBackend(Path(base), adapter)
+    except BackendError as exc:
+        raise TrainingError(str(exc), environment=True) from None
+    return pass_rate(sandbox, package, instances, backend, chat_settings(recipe, section["max_new_tokens"]), say)
+
+
+def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, train_instances: list[int],
+          heldout: list[int], options: TrainOptions, manifest: dict, progress: Progress,
+          gpus: int) -> tuple[str, str | None]:
+    out = options.out
+    log = RunLog(out, recipe.data.get("transcripts", {}).get("every_steps", 1),
+                 recipe.data.get("transcripts", {}).get("per_step", 0))
+    checkpoint = latest_checkpoint(out / "checkpoints") if options.resume else None
+    if checkpoint is not None:
+        resumed_at = int(checkpoint.name.removeprefix("checkpoint-"))
+        log.forget_after(resumed_at)
+        progress.say(f"resuming from {checkpoint.name}")
+        manifest["resumed_from_step"] = resumed_at
+    chat = chat_settings(recipe, recipe["grpo"]["max_completion_length"])
+    pool = RolloutPool(sandbox, package, chat.tools, recipe["episodes"]["concurrency"])
+    try:
+        trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / "checkpoints", gpus > 0)
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]
+    finally:
+        pool.close()
+    manifest["steps"] = log.step
+    manifest["reward_curve"] = log.curve[-500:]
+    if log.stopped_because:
+        return "stopped", (f"{log.stopped_because}: fix verifier.py so that it scores any final state (see "
+                           f"{out / 'transcripts'} and `arena check`)")
+    _save_adapter(trainer, out)
+    manifest["adapter"] = {"path": "adapter", "digest": folder_digest(out / "adapter")}
+    count = recipe["heldout_check"]["instances"]
+    if count:
+        progress.say(f"held-out check: the trained model on {count} instance(s) never trained on")
+        rate = _pass_rate(sandbox, package, recipe, base, out / "adapter", heldout[:count], recipe["heldout_check"],
+                          progress.say)
+        manifest["heldout_check"] = rate.to_dict()
+        write_json_atomically(out / "heldout-check.json", manifest["heldout_check"])
+    return "completed", None
+
+
+def _save_adapter(trainer: object, out: Path) -> None:
+    """Write the adapter beside its place, then rename it in: never half an adapter."""
+    staging = out / ".adapter-staging"
+    shutil.rmtree(staging, ignore_errors=True)
+    trainer.model.save_pretrained(staging)  # type: ignore[attr-defined]
+    trainer.processing_class.save_pretrained(staging)  # type: ignore[attr-defined]
+    shutil.rmtree(out / "adapter", ignore_errors=True)
+    staging.rename(out / "adapter")

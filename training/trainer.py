@@ -1,0 +1,88 @@
+"""TRL's GRPOTrainer set up from a recipe: LoRA (PEFT), the arena environment, the batch verifier as the reward,
+checkpoints, and a callback that logs each step and shows progress."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agents.chat import opening_messages
+from training.environment import ArenaEnvironment, RolloutPool, make_reward_function
+from training.metrics import Progress, RunLog
+from training.recipe import Recipe
+
+MAX_VERIFIER_ERROR_SHARE = 0.5
+EARLY_EPISODES = 8
+
+
+def grpo_config(recipe: Recipe, output_dir: Path, gpu: bool) -> object:
+    """The GRPOConfig with every value from the recipe (it checks the hardware: bf16 needs a GPU)."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(**grpo_arguments(recipe, output_dir, gpu))
+
+
+def grpo_arguments(recipe: Recipe, output_dir: Path, gpu: bool) -> dict:
+    """GRPOConfig's arguments for a recipe, every value explicit."""
+    grpo, generation, precision = recipe["grpo"], recipe["generation"], recipe.data.get("precision", {})
+    vllm = generation.get("vllm", {})
+    return dict(
+        output_dir=str(output_dir), per_device_train_batch_size=grpo["micro_batch_size"],
+        gradient_accumulation_steps=recipe.gradient_accumulation_steps, num_generations=grpo["num_generations"],
+        max_steps=grpo["steps"], learning_rate=grpo["learning_rate"], beta=grpo["beta"],
+        temperature=grpo["temperature"], top_p=grpo["top_p"], max_completion_length=grpo["max_completion_length"],
+        max_tool_calling_iterations=grpo["max_tool_calling_iterations"],
+        mask_truncated_completions=grpo["mask_truncated_completions"], loss_type=grpo["loss_type"],
+        scale_rewards=grpo["scale_rewards"], chat_template_kwargs={"enable_thinking": grpo["enable_thinking"]},
+        seed=grpo["seed"], data_seed=grpo["seed"], logging_steps=1, save_strategy="steps",
+        save_steps=recipe["checkpoints"]["every_steps"], save_total_limit=recipe["checkpoints"]["keep"],
+        report_to=[], disable_tqdm=True, bf16=bool(precision.get("bf16")),
+        gradient_checkpointing=bool(precision.get("gradient_checkpointing")), use_cpu=not gpu,
+        use_vllm=generation["backend"] == "vllm", vllm_mode=vllm.get("mode", "colocate"),
+        vllm_gpu_memory_utilization=vllm.get("gpu_memory_utilization", 0.3),
+        vllm_enable_sleep_mode=vllm.get("enable_sleep_mode", False),
+        vllm_max_model_length=vllm.get("max_model_length"), remove_unused_columns=False)
+
+
+def lora_config(settings: dict) -> object:
+    """PEFT's LoraConfig for a recipe's lora section."""
+    from peft import LoraConfig
+
+    layers = settings.get("layers")
+    return LoraConfig(r=settings["r"], lora_alpha=settings["alpha"], lora_dropout=settings["dropout"],
+                      target_modules=list(settings["target_modules"]), task_type="CAUSAL_LM",
+                      layers_to_transform=list(layers) if layers else None)
+
+
+def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: RolloutPool, log: RunLog,
+                  progress: Progress, output_dir: Path, gpu: bool) -> object:
+    """A GRPOTrainer whose rollouts are sandbox episodes of `instances` (one dataset row per instance)."""
+    import torch
+    from datasets import Dataset
+    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from trl import GRPOTrainer
+
+    class StepLog(TrainerCallback):
+        def on_log(self, args: object, state: object, control: object, logs: dict | None = None,
+                   **kwargs: object) -> None:
+            line = log.write_step(state.global_step, logs or {})  # type: ignore[attr-defined]
+            progress.update(line)
+            if log.episodes_seen >= EARLY_EPISODES and log.verifier_error_share > MAX_VERIFIER_ERROR_SHARE:
+                control.should_training_stop = True  # type: ignore[attr-defined]
+                log.stopped_because = (f"{log.verifier_error_share:.0%} of the first {log.episodes_seen} rollouts "
+                                       "ended in a verifier error")
+
+    dtype = torch.bfloat16 if recipe["model"]["dtype"] == "bfloat16" else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(base, revision=recipe["model"].get("revision"))
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe["model"].get("revision"))
+    rows = [{"prompt": opening_messages(None), "instance": instance} for instance in instances]
+    return GRPOTrainer(model=model, reward_funcs=[make_reward_function(pool, log.record)],
+                       args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
+                       processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
+                       environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
+
+
+def latest_checkpoint(folder: Path) -> Path | None:
+    """The newest complete checkpoint (one whose trainer state was written), or None."""
+    complete = [p for p in folder.glob("checkpoint-*") if (p / "trainer_state.json").is_file()
+                and p.name.removeprefix("checkpoint-").isdigit()]
+    return max(complete, key=lambda p: int(p.name.removeprefix("checkpoint-")), default=None)
