@@ -12,10 +12,11 @@ Every public method is a tool: helpers must stay private (TRL turns every public
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass, field
 
 from agents.render import RenderLimits, observation_text, scene_text
-from sandbox.agent_interface import EndScene, InvalidAction, Observation, Shell, WriteFile
+from sandbox.agent_interface import Action, EndScene, InvalidAction, Observation, Shell, WriteFile
 from sandbox.session import EpisodeSession
 
 EPISODE_OVER = "The episode is over; no further tool calls are carried out."
@@ -59,6 +60,7 @@ class EpisodeTools:
         self._session: EpisodeSession | None = None
         self._calls = 0
         self._invalid = 0
+        self._busy_s = 0.0
 
     # -- the tools -------------------------------------------------------------------------------------------------
 
@@ -90,7 +92,7 @@ class EpisodeTools:
         if session is None:
             return EPISODE_OVER
         self._calls += 1
-        observation = session.step(EndScene())
+        observation = self._step(session, EndScene())
         if session.done or observation.scene is None:
             return "The task is complete; there is nothing more to do. " + EPISODE_OVER
         return scene_text(observation.scene)
@@ -101,6 +103,7 @@ class EpisodeTools:
         self._session = session
         self._calls = 0
         self._invalid = 0
+        self._busy_s = 0.0
 
     def _call(self, name: str, arguments: object) -> str:
         """Carry out a parsed tool call, checking the name and arguments first; a bad call costs a turn and its
@@ -133,7 +136,7 @@ class EpisodeTools:
         self._calls += 1
         self._invalid += 1
         attempted = json.dumps({"name": name, "arguments": arguments}, default=repr)[:2000]
-        observation = session.step(InvalidAction(attempted, f"invalid tool call: {problem}"))
+        observation = self._step(session, InvalidAction(attempted, f"invalid tool call: {problem}"))
         return self._text(observation)
 
     def _act(self, action: Shell | WriteFile, written: str | None = None) -> str:
@@ -141,7 +144,15 @@ class EpisodeTools:
         if session is None:
             return EPISODE_OVER
         self._calls += 1
-        return self._text(session.step(action), written)
+        return self._text(self._step(session, action), written)
+
+    def _step(self, session: EpisodeSession, action: Action) -> Observation:
+        """One step, timed: the time tool calls spend in the sandbox is what a trainer waits on containers."""
+        started = time.perf_counter()
+        try:
+            return session.step(action)
+        finally:
+            self._busy_s += time.perf_counter() - started
 
     def _text(self, observation: Observation, written: str | None = None) -> str:
         text = observation_text(observation, self._settings.render, written)
@@ -174,3 +185,8 @@ def reject_reply(tools: EpisodeTools, attempted: str, problem: str) -> str:
 def call_counts(tools: EpisodeTools) -> tuple[int, int]:
     """(tool calls made, of which invalid) since the last bind."""
     return tools._calls, tools._invalid
+
+
+def sandbox_seconds(tools: EpisodeTools) -> float:
+    """Seconds the tool calls since the last bind spent in the sandbox."""
+    return tools._busy_s

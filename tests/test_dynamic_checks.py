@@ -4,6 +4,7 @@ caught by the right check id."""
 from __future__ import annotations
 
 import os
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -108,7 +109,9 @@ def test_failing_build_step_is_named(sandbox: Sandbox, package_dir: Path) -> Non
 
 
 def test_build_timeout_ends_the_build(sandbox: Sandbox, package_dir: Path) -> None:
-    edit(package_dir / "environment" / "Dockerfile", "WORKDIR /workspace", "RUN sleep 120\nWORKDIR /workspace")
+    # A layer no earlier build made: a timed-out build may finish in the engine later and be cached.
+    edit(package_dir / "environment" / "Dockerfile", "WORKDIR /workspace",
+         f"RUN sleep 120 && echo {uuid.uuid4().hex}\nWORKDIR /workspace")
     edit(package_dir / "task.md", "build_timeout_s: 600", "build_timeout_s: 4")
     (finding,) = [d for d in dynamic(sandbox, package_dir).diagnostics if d.check_id == "ARENA701"]
     assert "did not finish within limits.build_timeout_s (4 s)" in finding.message

@@ -1,10 +1,11 @@
-"""Properties every bundled environment must have, checked on the host for each folder under environments/.
+"""Properties every bundled environment and every sample-suite package must have, checked on the host.
 
 Doing nothing scores 0.0 (not a verifier error); hostile output files (empty, garbage, NUL bytes, deep nesting,
 NaN, 5 MiB, a directory, a symlink, a FIFO, ...) score 0.0 without crashing the verifier; the generator is
 deterministic and distinct across seeds; every prompt placeholder is filled. A new environment is checked as soon as
 its expected output files are added to OUTPUTS. Runs generator, oracle and verifier as subprocesses without Docker
-(tests/support/host_episode.py); the environment-specific checks are in test_envs_*.py.
+(tests/support/host_episode.py); the environment-specific checks are in test_envs_*.py, the sample suite's in
+test_sample_suite_packages.py.
 """
 
 from __future__ import annotations
@@ -25,13 +26,25 @@ from tests.support.host_episode import frontmatter, generate, reward_of, snapsho
 pytestmark = pytest.mark.slow  # every bundled environment run on the host, many times
 
 ENVIRONMENTS = Path(__file__).resolve().parent.parent / "environments"
+SAMPLE_SUITE = ENVIRONMENTS.parent / "suites" / "sample" / "packages"
 BUNDLED = sorted(p for p in ENVIRONMENTS.iterdir() if (p / "task.md").is_file())
-# The files an agent writes (or rewrites) as its answer, by environment: a new environment must be added here.
+SAMPLES = sorted(p for p in SAMPLE_SUITE.iterdir() if (p / "task.md").is_file())
+PACKAGES = BUNDLED + SAMPLES
+# The files an agent writes (or rewrites) as its answer, by package: a new environment must be added here.
 OUTPUTS: dict[str, tuple[str, ...]] = {
     "auth-log-forensics": ("findings.json",),
     "ledger-reconciliation": ("reconciliation.json",),
     "refund-desk": ("ticket_reply.json", "orders.json"),
     "shift-scheduling": ("schedule.csv",),
+    # the sample suite
+    "receivables-aging": ("aging_report.csv",),
+    "lab-result-flags": ("flags.csv",),
+    "permit-eligibility": ("decisions.csv",),
+    "expense-consolidation": ("reimbursement.csv",),
+    "ticket-routing": ("routing.csv",),
+    "beam-reactions": ("results.csv",),
+    "firewall-audit": ("audit.json",),
+    "cargo-loading": ("loading_plan.csv",),
 }
 SEEDS = [0, 1, 2, 3, 7, 42, 99, 256, 500, 777, 998, 999]
 HOSTILE_SEED = 5
@@ -39,9 +52,9 @@ PLACEHOLDER = re.compile(r"\{\{ instance\.([A-Za-z0-9_]+) \}\}")
 
 
 def outputs_of(package: Path) -> tuple[str, ...]:
-    """The expected output files of a bundled environment; fails loudly for one missing from OUTPUTS."""
+    """The expected output files of a package; fails loudly for one missing from OUTPUTS."""
     if package.name not in OUTPUTS:
-        pytest.fail(f"{package.name} is bundled but not in OUTPUTS of {Path(__file__).name}: add its output files")
+        pytest.fail(f"{package.name} is a package but not in OUTPUTS of {Path(__file__).name}: add its output files")
     return OUTPUTS[package.name]
 
 
@@ -151,15 +164,15 @@ def oracle_workspace(tmp_path_factory: pytest.TempPathFactory) -> Callable[[Path
     return get
 
 
-def test_every_bundled_environment_is_checked() -> None:
-    names = {p.name for p in BUNDLED}
-    assert len(names) >= 4
-    assert names <= set(OUTPUTS), f"bundled environments missing from OUTPUTS: {sorted(names - set(OUTPUTS))}"
-    assert set(OUTPUTS) <= names, f"OUTPUTS names environments that are not bundled: {sorted(set(OUTPUTS) - names)}"
+def test_every_package_is_checked() -> None:
+    names = {p.name for p in PACKAGES}
+    assert len(BUNDLED) >= 4 and len(SAMPLES) >= 1 and len(names) == len(PACKAGES)
+    assert names <= set(OUTPUTS), f"packages missing from OUTPUTS: {sorted(names - set(OUTPUTS))}"
+    assert set(OUTPUTS) <= names, f"OUTPUTS names packages that do not exist: {sorted(set(OUTPUTS) - names)}"
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("package", BUNDLED, ids=lambda p: p.name)
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_doing_nothing_scores_zero(package: Path, seed: int, tmp_path: Path) -> None:
     workspace = tmp_path / "nop" / "workspace"
     generate(package, seed, workspace)
@@ -169,7 +182,7 @@ def test_doing_nothing_scores_zero(package: Path, seed: int, tmp_path: Path) -> 
 @pytest.mark.parametrize("case", HOSTILE)
 @pytest.mark.parametrize(
     ("package", "output"),
-    [(p, name) for p in BUNDLED for name in OUTPUTS.get(p.name, ("<missing from OUTPUTS>",))],
+    [(p, name) for p in PACKAGES for name in OUTPUTS.get(p.name, ("<missing from OUTPUTS>",))],
     ids=lambda v: v if isinstance(v, str) else v.name,
 )
 def test_hostile_output_file_scores_zero_without_crashing(
@@ -182,7 +195,7 @@ def test_hostile_output_file_scores_zero_without_crashing(
     assert reward_of(package, HOSTILE_SEED, workspace) == 0.0
 
 
-@pytest.mark.parametrize("package", BUNDLED, ids=lambda p: p.name)
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_generator_is_deterministic_and_distinct(package: Path, tmp_path: Path) -> None:
     digests = set()
     for seed in SEEDS:
@@ -195,7 +208,7 @@ def test_generator_is_deterministic_and_distinct(package: Path, tmp_path: Path) 
     assert len(digests) == len(SEEDS), "two seeds produced the same instance"
 
 
-@pytest.mark.parametrize("package", BUNDLED, ids=lambda p: p.name)
+@pytest.mark.parametrize("package", PACKAGES, ids=lambda p: p.name)
 def test_prompt_placeholders_are_all_filled(package: Path, tmp_path: Path) -> None:
     meta = frontmatter(package)
     assert meta["name"] == package.name and meta["instances"]["count"] == 1000

@@ -10,18 +10,19 @@ is no reward (None: TRL leaves that rollout out of the advantage), never 0 or 1.
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from agents.render import scene_text
-from agents.tools import EpisodeTools, ToolSettings, bind, call_counts
+from agents.tools import EpisodeTools, ToolSettings, bind, call_counts, sandbox_seconds
 from sandbox.episode import Sandbox
 from sandbox.instances import SetupError, scenes_for
-from sandbox.outcomes import EpisodeResult, InitialState
+from sandbox.outcomes import InitialState
 from sandbox.session import EpisodeSession
 from taskpkg.model import TaskPackage
-from training.metrics import EpisodeRecord
+from training.metrics import EpisodeRecord, RunLog
 
 KEPT_INITIAL_STATES = 64
 
@@ -37,6 +38,7 @@ class RolloutPool:
         self._states: OrderedDict[int, Future[InitialState]] = OrderedDict()
         self._lock = threading.Lock()
         self.sessions: list[EpisodeSession] = []
+        self.waited: Callable[[float], None] = lambda seconds: None  # where waits for containers are counted
 
     def initial_state(self, instance: int) -> InitialState:
         """The committed instance (made on first use; the oldest are released past KEPT_INITIAL_STATES)."""
@@ -112,38 +114,41 @@ class ArenaEnvironment(EpisodeTools):
 
     def _live_session(self) -> EpisodeSession | None:
         if self._started is not None:
+            started = time.perf_counter()
             self._started.result()  # the container is up before the first tool call acts
+            self._pool.waited(time.perf_counter() - started)
+            self._started = None
         return super()._live_session()
 
 
-def finish(environment: ArenaEnvironment) -> tuple[EpisodeResult | None, int, int]:
-    """Verify a rollout's final state (once); returns its result (None when it never started) and its call counts."""
+def finish(environment: ArenaEnvironment) -> EpisodeRecord:
+    """Verify a rollout's final state (once); its record (setup_error when it never started)."""
     episode = environment._episode
     calls, invalid = call_counts(environment)
     if episode is None:
-        return None, calls, invalid
+        return EpisodeRecord.of(None, calls, invalid)
     if environment._started is not None:
         environment._started.result()
     environment._episode = None
-    return episode.finish(), calls, invalid
+    return EpisodeRecord.of(episode.finish(), calls, invalid, sandbox_seconds(environment))
 
 
-def reward_of(result: EpisodeResult | None) -> float | None:
+def reward_of(record: EpisodeRecord) -> float | None:
     """The reward TRL sees: the verifier's on a scored state, 0 for a broken limit, None when nothing was judged."""
-    if result is None:
-        return None
-    if result.outcome == "scored":
-        return result.reward
-    return 0.0 if result.outcome == "limit_exceeded" else None
+    if record.outcome == "scored":
+        return record.reward
+    return 0.0 if record.outcome == "limit_exceeded" else None
 
 
-def make_reward_function(pool: RolloutPool, record: Callable[[list[EpisodeRecord]], None]) -> Callable:
+def make_reward_function(pool: RolloutPool, log: RunLog) -> Callable:
     """TRL's reward function over a generation batch: every rollout verified at once, each in a fresh container."""
 
     def verified(environments: list[ArenaEnvironment], **_: object) -> list[float | None]:
+        started = time.perf_counter()
         done = list(pool.executor.map(finish, environments))
-        record([EpisodeRecord.of(result, calls, invalid) for result, calls, invalid in done])
-        return [reward_of(result) for result, _, _ in done]
+        log.waited(time.perf_counter() - started)
+        log.record(done)
+        return [reward_of(record) for record in done]
 
     verified.__name__ = "verifier"
     return verified

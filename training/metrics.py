@@ -26,16 +26,17 @@ class EpisodeRecord:
     agent_s: float
     verify_s: float
     error: str | None
+    tool_s: float = 0.0  # time the model's tool calls spent in the sandbox
     transcript: list = field(default_factory=list)
 
     @classmethod
-    def of(cls, result: EpisodeResult | None, calls: int, invalid: int) -> EpisodeRecord:
+    def of(cls, result: EpisodeResult | None, calls: int, invalid: int, tool_s: float = 0.0) -> EpisodeRecord:
         """From an episode's result (None: the instance could not be set up)."""
         if result is None:
             return cls(None, "setup_error", None, calls, invalid, 0.0, 0.0, 0.0, "the instance could not be set up")
         timings = result.timings
         return cls(result.instance, result.outcome, result.reward, calls, invalid, timings.get("setup_s", 0.0),
-                   timings.get("agent_s", 0.0), timings.get("verify_s", 0.0), result.error,
+                   timings.get("agent_s", 0.0), timings.get("verify_s", 0.0), result.error, tool_s,
                    result.transcript.to_list())
 
 
@@ -73,6 +74,12 @@ class RunLog:
         self.episodes_seen = 0
         self.verifier_errors = 0
         self.stopped_because: str | None = None
+        self._waited_s = 0.0
+
+    def waited(self, seconds: float) -> None:
+        """Time the trainer spent waiting on containers outside tool calls (starts, the batch's verification)."""
+        with self._lock:
+            self._waited_s += seconds
 
     @property
     def verifier_error_share(self) -> float:
@@ -100,8 +107,12 @@ class RunLog:
         """One line: the trainer's numbers for the step and the step's episodes."""
         with self._lock:
             records, self._pending = self._pending, []
+            waited, self._waited_s = self._waited_s, 0.0
         line = {"step": step, "time": round(time.time(), 3), **summarize(records),
                 **{k: v for k, v in trainer_logs.items() if isinstance(v, int | float)}}
+        line["container_wait_s"] = round(waited + sum(r.tool_s for r in records), 3)
+        if line.get("step_time"):
+            line["container_share"] = round(line["container_wait_s"] / line["step_time"], 4)
         with self.metrics_file.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
         if line["reward_mean"] is not None:

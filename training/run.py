@@ -138,6 +138,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     gpus = check_machine(recipe)
     prepare_output(options.out, options.resume)
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental: docs/TRAINING.md
     started, wall_started = now_iso(), time.monotonic()
     train_instances, heldout = split_seeds(package.instance_count, recipe["seeds"]["shuffle_seed"],
                                            recipe["seeds"]["heldout"])

@@ -58,7 +58,7 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
     """A GRPOTrainer whose rollouts are sandbox episodes of `instances` (one dataset row per instance)."""
     import torch
     from datasets import Dataset
-    from transformers import AutoModelForCausalLM, AutoTokenizer, TrainerCallback
+    from transformers import AutoModelForCausalLM, AutoTokenizer, PrinterCallback, TrainerCallback
     from trl import GRPOTrainer
 
     class StepLog(TrainerCallback):
@@ -75,10 +75,13 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
     tokenizer = AutoTokenizer.from_pretrained(base, revision=recipe["model"].get("revision"))
     model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe["model"].get("revision"))
     rows = [{"prompt": opening_messages(None), "instance": instance} for instance in instances]
-    return GRPOTrainer(model=model, reward_funcs=[make_reward_function(pool, log.record)],
-                       args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
-                       processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
-                       environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
+    pool.waited = log.waited
+    trainer = GRPOTrainer(model=model, reward_funcs=[make_reward_function(pool, log)],
+                          args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
+                          processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
+                          environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
+    trainer.remove_callback(PrinterCallback)  # StepLog reports each step (and metrics.jsonl keeps them all)
+    return trainer
 
 
 def latest_checkpoint(folder: Path) -> Path | None:

@@ -23,7 +23,7 @@ from agents.tools import EPISODE_OVER, TOOL_SCHEMAS
 from sandbox.channel import CommandResult
 from training.trainer import lora_config
 
-DATA_VERSION = 1
+DATA_VERSION = 2
 WORDS = ("amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kestrel",
          "lantern", "meadow", "nickel", "orchid", "pepper", "quartz", "raven", "saffron", "tundra")
 FILES = ("notes.txt", "data.csv", "input.txt", "list.txt", "values.txt", "records.csv", "log.txt")
@@ -43,9 +43,11 @@ def _shell_output(stdout: str) -> str:
     return command_text(CommandResult(0, stdout, "", False, False, 0.01), RenderLimits())
 
 
-def _finish(turns: int) -> list[dict]:
-    return [_call("end_scene"), {"role": "tool", "name": "end_scene", "content": DONE},
-            {"role": "assistant", "content": "Done."}]
+def _finish() -> list[dict]:
+    """End the scene; the conversation stops at the tool's answer. (A final assistant reply would be rendered after
+    an empty think block by the Qwen3 template, teaching the model to open every reply with <think>, which TRL's
+    parser then reads as reasoning, calls included.)"""
+    return [_call("end_scene"), {"role": "tool", "name": "end_scene", "content": DONE}]
 
 
 def conversation(rng: random.Random) -> list[dict]:
@@ -67,7 +69,7 @@ def conversation(rng: random.Random) -> list[dict]:
         steps = [_call("shell", command=f"cat /workspace/{source}"), _tool("shell", _shell_output(f"{number}\n"), 19),
                  _call("write_file", path=target, content=str(number + add)),
                  _tool("write_file", f"wrote {target}", 18)]
-    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}, *steps, *_finish(17)]
+    return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}, *steps, *_finish()]
 
 
 def conversations(count: int, seed: int) -> list[list[dict]]:

@@ -1,0 +1,101 @@
+"""Score /workspace/flags.csv against the flags rebuilt from ARENA_INSTANCE.
+
+Runs as ``python3 -I verifier.py``. The expected flags come from the generator's records (the workspace CSVs are
+never read). Reward: abnormal results listed with the right flag, divided by the abnormal results plus every listed
+row that should not be there (a wrong flag counts once, as the result it gets wrong). Writes the reward file.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import stat
+import sys
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent / "instance"))
+
+import generate
+
+ANSWER = "flags.csv"
+HEADER = ("accession", "test_code", "flag")
+MAX_BYTES = 2 * 1024 * 1024
+
+
+class Rejected(Exception):
+    """The answer file cannot be scored at all; the message says why."""
+
+
+def answer_rows(path: Path) -> list[list[str]]:
+    """The answer's data rows under the exact header, read from a small regular UTF-8 file only."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise Rejected(f"{ANSWER} cannot be opened as a regular file ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise Rejected(f"{ANSWER} is not a regular file")
+        raw = handle.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise Rejected(f"{ANSWER} is larger than {MAX_BYTES} bytes")
+    try:
+        rows = [r for r in csv.reader(io.StringIO(raw.decode("utf-8-sig"))) if any(c.strip() for c in r)]
+    except (UnicodeDecodeError, csv.Error) as exc:
+        raise Rejected(f"{ANSWER} is not UTF-8 CSV: {type(exc).__name__}") from None
+    if not rows or tuple(c.strip().lower() for c in rows[0]) != HEADER:
+        raise Rejected(f"the first line of {ANSWER} must be the header {','.join(HEADER)}")
+    if any(len(r) != len(HEADER) for r in rows[1:]):
+        raise Rejected(f"every row of {ANSWER} must have exactly {len(HEADER)} cells")
+    return [[c.strip() for c in r] for r in rows[1:]]
+
+
+def judge(rows: list[list[str]], expected: dict[tuple[str, str], str]) -> dict[str, Any]:
+    """The reward and what was right and wrong."""
+    listed: set[tuple[str, str]] = set()
+    right, wrong_flag, unexpected, repeated = 0, [], [], 0
+    for accession, test, flag in rows:
+        flag = flag.upper()
+        if flag == "N":
+            continue
+        key = (accession, test.upper())
+        if key in listed:
+            repeated += 1
+            continue
+        listed.add(key)
+        if key not in expected:
+            unexpected.append(f"{accession[:20]}/{test[:10]}")
+        elif expected[key] == flag:
+            right += 1
+        else:
+            wrong_flag.append(f"{accession}/{test}")
+    missing = [f"{a}/{t}" for a, t in sorted(set(expected) - listed)]
+    reward = right / (len(expected) + len(unexpected) + repeated)
+    return {
+        "reward": round(reward, 6),
+        "details": {
+            "abnormal_results": len(expected), "right": right, "wrong_flag": wrong_flag[:20],
+            "missing": missing[:20], "unexpected": sorted(unexpected)[:20], "repeated_rows": repeated,
+        },
+    }
+
+
+def main() -> None:
+    """Rebuild the instance, judge the workspace answer and write the reward file."""
+    index = int(os.environ["ARENA_INSTANCE"])
+    workspace = Path(os.environ.get("ARENA_WORKSPACE", "/workspace"))
+    expected = generate.expected_flags(generate.build_instance(index))
+    try:
+        result = judge(answer_rows(workspace / ANSWER), expected)
+    except Rejected as exc:
+        result = {"reward": 0.0, "details": {"rejected": str(exc)}}
+    except Exception as exc:  # an answer nobody foresaw still scores 0, never crashes the verifier
+        result = {"reward": 0.0, "details": {"rejected": f"answer could not be checked: {type(exc).__name__}"}}
+    result["details"]["instance"] = index
+    Path(os.environ["ARENA_OUTPUT"]).write_text(json.dumps(result), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
