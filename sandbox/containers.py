@@ -155,13 +155,19 @@ def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, se
             container_id = create(storage_opt={"size": f"{limits.storage_mb}m"})
             tracker.storage_opt_supported = True
         except APIError as exc:
-            if "storage-opt" not in str(exc) and "storage_opt" not in str(exc):
+            if not storage_opt_refused(exc):
                 raise
             tracker.storage_opt_supported = False
     if tracker.storage_opt_supported is False:
         container_id = create()
     tracker.add_container(container_id)
     return tracker.client.containers.prepare_model({"Id": container_id})  # no inspect round trip: only the id is used
+
+
+def storage_opt_refused(error: APIError) -> bool:
+    """Whether the engine refused a container only because its storage driver cannot cap a container's size."""
+    message = str(error).lower()
+    return any(sign in message for sign in ("storage-opt", "storage_opt", "storage opt", "quota"))
 
 
 def folder_files(source: Path, target: str) -> list[tuple[str, bytes]]:

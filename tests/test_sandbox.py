@@ -239,3 +239,20 @@ def test_storage_watch_leaves_an_agent_within_the_limit_alone(sandbox: Sandbox, 
     assert package is not None
     _, result = run(sandbox, package, Shell("head -c 40000000 /dev/zero > big; sleep 1.5; echo kept", 30))
     assert result.outcome == "scored" and result.limit_hit is None and result.reward == 0.0
+
+
+@pytest.mark.parametrize(("explanation", "refused"), [
+    ("Filesystem does not support, or has not enabled quotas", True),  # overlay2 on ext4 (CI's engine)
+    ("--storage-opt is supported only for overlay over xfs with 'pquota' mount option", True),
+    ("invalid storage_opt size", True),
+    ("No such image: arena/none", False),
+])
+def test_only_a_storage_cap_refusal_falls_back_to_the_storage_watch(explanation: str, refused: bool) -> None:
+    import requests
+    from docker.errors import APIError
+
+    from sandbox.containers import storage_opt_refused
+
+    response = requests.Response()
+    response.status_code = 500
+    assert storage_opt_refused(APIError("500 Server Error", response=response, explanation=explanation)) is refused
