@@ -39,7 +39,8 @@ FORMATS = ("human", "json", "github")
 # Commands whose modules import heavy libraries (scoring's numpy and scipy, training's), loaded only when run or listed,
 # so that `arena check` and the other contributor commands start quickly.
 LAZY_COMMANDS = {"score": ("arena.suite_commands", "score_command"), "suite": ("arena.suite_commands", "suite_group"),
-                 "train": ("arena.train_command", "train_command")}
+                 "train": ("arena.train_command", "train_command"),
+                 "launch": ("arena.launch_command", "launch_command"), "jobs": ("arena.launch_command", "jobs_group")}
 
 
 class _LazyGroup(click.Group):
@@ -171,19 +172,24 @@ def schema(which: str) -> None:
 
 
 @cli.command(name="bot", epilog=("Exit codes: 0 handled (failures are explained on the PR) or, with --confirm-launch, "
-             "confirmed; 1 the bot could not post an explanation, or the launch request is not confirmed; 2 a "
-             "required variable (GITHUB_*, ARENA_BOT_LOGIN) or the event file is missing."))
+             "confirmed, with --launch started or answered on the PR, with --poll-jobs polled; 1 the bot could not "
+             "post an explanation, or the launch request is not confirmed, or polling failed; 2 a required variable "
+             "(GITHUB_*, ARENA_BOT_LOGIN) or the event file is missing. bot/main.py lists every variable."))
 @click.option("--confirm-launch", is_flag=True,
               help="In the launch job: confirm ARENA_LAUNCH_REQUEST against the bot's accepted reply on the PR.")
-def bot_command(confirm_launch: bool) -> None:
+@click.option("--launch", "launch_request", is_flag=True,
+              help="In the launch job: confirm ARENA_LAUNCH_REQUEST, then start (or cancel) its job.")
+@click.option("--poll-jobs", is_flag=True, help="In the jobs workflow: bring every active job up to date and "
+              "publish finished results.")
+def bot_command(confirm_launch: bool, launch_request: bool, poll_jobs: bool) -> None:
     """Handle this GitHub Actions run's event (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_TOKEN, ...).
 
     workflow_run: publish the validation verdict on the PR; pull_request_target: base, scope and a pending check for
-    the PR's head; issue_comment: /arena help|check|train|cancel.
+    the PR's head; issue_comment: /arena help|check|train|status|cancel.
     """
     from bot.main import main as run_bot
 
-    run_bot(confirm=confirm_launch)
+    run_bot(confirm=confirm_launch, launch=launch_request, poll=poll_jobs)
 
 
 for command in (run_command, show_command, gc_command, explain_command, import_command, export_command,

@@ -233,7 +233,8 @@ def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), help="Folder for the record "
               "(results/<environment>/<run_id>.json and its items file) and the episodes log.")
 @click.option("--profile", type=click.Choice(tuple(PROFILES)), default="quick", show_default=True,
-              help="quick: a few items per domain and short replies (minutes on a CPU); full: every item, K=4.")
+              help="smoke: one item a domain, a few tokens (the whole loop in CI); quick: a few items per domain and "
+                   "short replies (minutes on a CPU); full: every item, K=4.")
 @click.option("--backend", type=click.Choice(("local", "vllm")), default="local", show_default=True,
               help="local: transformers (CPU or GPU); vllm: one in-process engine for both arms (GPU).")
 @click.option("--base-model", help="Override the base model recorded in the training manifest.")

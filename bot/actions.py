@@ -14,7 +14,7 @@ STATUS_CONTEXT = "arena/check"
 @dataclass(frozen=True)
 class Need:
     """Fetch a fact, then decide again. what: pull, pulls_by_head, files, comments, permission, author_open_prs,
-    base_changes, report."""
+    base_changes, report, job (the training job record of (environment, commit))."""
 
     what: str
     args: tuple[Any, ...] = ()
@@ -59,6 +59,16 @@ class AcceptTraining:
 
 
 @dataclass(frozen=True)
+class AcceptCancel:
+    """An authorized `/arena cancel`: tell the PR, then hand the cancellation to the launch job."""
+
+    pr: int
+    key: TrainKey
+    requested_by: str
+    command_comment: int
+
+
+@dataclass(frozen=True)
 class RerunChecks:
     pr: int
     run_id: int
@@ -70,4 +80,4 @@ class Ignore:
     reason: str
 
 
-Action = Need | Publish | Reply | React | AcceptTraining | RerunChecks | Ignore
+Action = Need | Publish | Reply | React | AcceptTraining | AcceptCancel | RerunChecks | Ignore

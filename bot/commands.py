@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from bot import comment
-from bot.actions import AcceptTraining, Action, Ignore, Need, React, Reply, RerunChecks
+from bot import comment, job_comments
+from bot.actions import AcceptCancel, AcceptTraining, Action, Ignore, Need, React, Reply, RerunChecks
 from bot.comment import inline
 from bot.markers import TrainKey, is_ours, reply_to, train_key
 from bot.model import Config, Facts, Pull
@@ -64,6 +64,8 @@ def on_issue_comment(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
     login, number, comment_id = str(note["user"]["login"]), int(payload["issue"]["number"]), int(note["id"])
     if command.name == "help":
         return [Reply(number, comment.help_body(), comment_id)]
+    if command.name == "status":
+        return _status(number, comment_id, facts, cfg)
     if command.name not in PRIVILEGED:
         return [Reply(number, comment.unknown_body(command.name), comment_id)]
     if "permission" not in facts.fetched:
@@ -76,11 +78,22 @@ def on_issue_comment(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
         return missing
     if any(is_ours(c, cfg.bot_login) and reply_to(c) == comment_id for c in facts.comments or []):
         return [Ignore(f"comment {comment_id} was already answered (a second delivery)")]
-    if command.name == "cancel":
-        return [React(comment_id, "+1"), Reply(number, "Nothing to cancel: training launch is not configured for "
-                                               "this arena yet, so no training run exists for this pull request.",
-                                               comment_id)]
     return _privileged(command, number, comment_id, login, facts, cfg)
+
+
+def _status(number: int, comment_id: int, facts: Facts, cfg: Config) -> list[Action]:
+    """`/arena status` (anyone): the training job of the PR's environment at its head, as the job record says."""
+    missing = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
+    if missing:
+        return missing
+    if any(is_ours(c, cfg.bot_login) and reply_to(c) == comment_id for c in facts.comments or []):
+        return [Ignore(f"comment {comment_id} was already answered (a second delivery)")]
+    assert facts.pull is not None
+    _, verdict = current(facts.comments or [], cfg.bot_login)
+    environment = verdict.environment if verdict is not None else None
+    if environment is not None and "job" not in facts.fetched:
+        return [Need("job", (environment, facts.pull.head_sha))]
+    return [Reply(number, job_comments.status_body(facts.job, environment, facts.pull.head_sha), comment_id)]  # type: ignore[arg-type]
 
 
 def _refuse(number: int, comment_id: int, login: str, command: str, reason: str) -> Reply:
@@ -104,6 +117,12 @@ def _privileged(command: Command, number: int, comment_id: int, login: str, fact
                             f"{head[:7]} yet. It runs on every push; the arena's comment on this pull request will "
                             "show its verdict.")]
         return [React(comment_id, "+1"), RerunChecks(number, verdict.run_id, comment_id)]
+    if command.name == "cancel":
+        if verdict is None or verdict.environment is None:
+            return [_refuse(number, comment_id, login, "cancel", "no environment of this pull request has passed "
+                            "validation, so no training job can exist for it.")]
+        return [React(comment_id, "+1"), AcceptCancel(number, TrainKey(verdict.environment, head, pull.base_ref),
+                                                      login, comment_id)]
     return _train(command, pull, comment_id, login, facts, cfg)
 
 

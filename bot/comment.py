@@ -30,7 +30,8 @@ COMMANDS = (
     ("/arena help", "anyone", "this list"),
     ("/arena check", "maintainers", "re-run the validation of the PR's head commit"),
     ("/arena train [SHA]", "maintainers", "post-train on this environment at the head commit, once it passes"),
-    ("/arena cancel", "maintainers", "cancel this PR's training run"),
+    ("/arena status", "anyone", "where this PR's training job stands"),
+    ("/arena cancel", "maintainers", "cancel this PR's training job at its head commit"),
 )
 
 

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from bot import github_api, handoff, sticky, writes
 from bot.actions import (
     STATUS_CONTEXT,
+    AcceptCancel,
     AcceptTraining,
     Action,
     Ignore,
@@ -70,6 +71,11 @@ def gather(run: Run, need: Need, facts: Facts) -> None:
         facts.author_open_prs = github_api.count_open_pulls_by(client, *args)
     elif what == "base_changes":
         facts.base_changes = github_api.list_base_changes(client, *args)
+    elif what == "job":
+        from bot.state_branch import BranchStore, branch_name
+
+        stored = BranchStore(client, branch_name(run.env)).get(*args)
+        facts.job = stored.record if stored else None
     elif what == "report":
         try:
             facts.report = load_report(run.env.get("ARENA_REPORT_DIR"))
@@ -94,6 +100,10 @@ def execute(run: Run, actions: list[Action], facts: Facts) -> Pull | None:
             writes.repeat(lambda a=action: github_api.add_reaction(run.client, a.comment_id, a.content))
         elif isinstance(action, AcceptTraining):
             request = handoff.accept(run.client, action, run.cfg, run.launcher, run.log)
+            if request is not None:
+                run.handed_on.append(request)
+        elif isinstance(action, AcceptCancel):
+            request = handoff.accept_cancel(run.client, action, run.cfg, run.launcher, run.log)
             if request is not None:
                 run.handed_on.append(request)
         elif isinstance(action, RerunChecks):

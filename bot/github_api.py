@@ -314,3 +314,66 @@ def get_run(client: Client, run_id: int) -> tuple[str, int]:
     """A workflow run's status (queued, in_progress, completed, ...) and attempt number."""
     _, data = client.gh.requester.requestJsonAndCheck("GET", f"{client.repo.url}/actions/runs/{run_id}")
     return str(data.get("status")), int(data.get("run_attempt") or 1)
+
+
+@dataclass(frozen=True)
+class File:
+    """A file on a branch: its bytes and its blob SHA (what an update must name)."""
+
+    data: bytes
+    sha: str
+
+
+@_api
+def ensure_branch(client: Client, branch: str) -> None:
+    """Create `branch` from the default branch's head unless it exists (one GET, plus a POST the first time)."""
+    try:
+        client.repo.get_branch(branch)
+        return
+    except GithubException as exc:
+        if exc.status != 404:
+            raise
+    head = client.repo.get_branch(client.repo.default_branch).commit.sha
+    try:
+        client.repo.create_git_ref(f"refs/heads/{branch}", head)
+    except GithubException as exc:
+        if exc.status != 422:  # 422: it exists now (another run made it first)
+            raise
+
+
+@_api
+def get_file(client: Client, path: str, branch: str) -> File | None:
+    """GET /repos/{repo}/contents/{path}?ref={branch}: the file, or None when there is none."""
+    try:
+        found = client.repo.get_contents(path, ref=branch)
+    except GithubException as exc:
+        if exc.status == 404:
+            return None
+        raise
+    if isinstance(found, list):
+        return None
+    return File(found.decoded_content, found.sha)
+
+
+@_api
+def put_file(client: Client, path: str, data: bytes, branch: str, message: str, sha: str | None) -> str:
+    """Create (sha None) or replace (sha: the blob being replaced) one file in one commit; returns the new blob SHA.
+    GitHub refuses with 409 or 422 when the file changed (or came to exist) since it was read."""
+    if sha is None:
+        done = client.repo.create_file(path, message, data, branch=branch)
+    else:
+        done = client.repo.update_file(path, message, data, sha, branch=branch)
+    return done["content"].sha
+
+
+@_api
+def list_files(client: Client, branch: str, folder: str) -> list[str]:
+    """Every file path under `folder` on `branch`, from one recursive tree listing (none when the branch is new)."""
+    try:
+        tree = client.repo.get_git_tree(branch, recursive=True)
+    except GithubException as exc:
+        if exc.status == 404:
+            return []
+        raise
+    prefix = folder.rstrip("/") + "/"
+    return sorted(e.path for e in tree.tree if e.type == "blob" and e.path.startswith(prefix))

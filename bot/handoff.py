@@ -12,7 +12,9 @@
    editing that reply (request.reply_comment).
 
 Request JSON (version 1): {"request_version": 1, "repository", "pr", "environment", "commit", "base",
-"requested_by", "command_comment", "reply_comment"}. (environment, commit) is the request's idempotency key.
+"requested_by", "command_comment", "reply_comment", "action"}. (environment, commit) is the request's idempotency
+key; action is "train" or "cancel" (an accepted `/arena cancel` is handed on the same way, its reply carrying a
+cancel key line instead of the train key line).
 """
 
 from __future__ import annotations
@@ -23,13 +25,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 
 from bot import comment, github_api, writes
-from bot.actions import AcceptTraining
+from bot.actions import AcceptCancel, AcceptTraining
 from bot.markers import TrainKey, is_ours, reply_marker, reply_to, train_key
 from bot.model import Config
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 NAME = re.compile(r"^[a-z0-9-]{1,64}$")
 VERSION = 1
+ACTIONS = ("train", "cancel")
 
 
 class HandoffError(Exception):
@@ -48,6 +51,7 @@ class LaunchRequest:
     requested_by: str
     command_comment: int
     reply_comment: int
+    action: str = "train"  # or "cancel"
 
     @property
     def key(self) -> TrainKey:
@@ -69,7 +73,8 @@ class LaunchRequest:
         ints = (request.pr, request.command_comment, request.reply_comment)
         if (not all(isinstance(n, int) and n > 0 for n in ints) or not SHA.match(str(request.commit))
                 or not NAME.match(str(request.environment))
-                or not all(isinstance(s, str) and s for s in (request.repository, request.base, request.requested_by))):
+                or not all(isinstance(s, str) and s for s in (request.repository, request.base, request.requested_by))
+                or request.action not in ACTIONS):
             raise HandoffError("the launch request has a malformed field")
         return request
 
@@ -141,6 +146,27 @@ def confirm(client: github_api.Client, request: LaunchRequest, bot_login: str, r
         raise HandoffError(f"the accepted reply (comment {request.reply_comment}) is gone")
     if not is_ours(reply, bot_login):
         raise HandoffError(f"comment {request.reply_comment} was not written by the bot ({bot_login})")
-    if reply_to(reply) != request.command_comment or train_key(reply) != request.key:
+    if reply_to(reply) != request.command_comment or train_key(reply, request.action) != request.key:
         raise HandoffError(f"comment {request.reply_comment} does not accept this request (it was superseded or "
                            "edited)")
+
+
+def accept_cancel(client: github_api.Client, action: AcceptCancel, cfg: Config, launcher: Launcher | None,
+                  log: Callable[[str], None]) -> LaunchRequest | None:
+    """Tell the PR the cancellation is on its way, then hand it to the launch job (which alone can reach the
+    backend); without a launcher, say that there is nothing to cancel."""
+    key = action.key
+    if launcher is None:
+        body = "\n".join([reply_marker(action.command_comment), "Nothing to cancel: training launch is not "
+                           "configured for this arena, so no training job exists for this pull request."])
+        writes.post_comment(client, action.pr, body, cfg.bot_login)
+        return None
+    body = "\n".join([reply_marker(action.command_comment), key.line("cancel"),
+                      f"Cancelling the training job of `environments/{key.environment}` at {key.head_sha}, asked by "
+                      f"{comment.inline(action.requested_by, 40)}; this reply says when it is done."])
+    mine = writes.post_comment(client, action.pr, body, cfg.bot_login)
+    request = LaunchRequest(cfg.repo, action.pr, key.environment, key.head_sha, key.base_ref, action.requested_by,
+                            action.command_comment, mine, "cancel")
+    launcher(request)
+    log(f"cancellation handed on: {request.to_json()}")
+    return request

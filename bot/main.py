@@ -10,13 +10,21 @@ Environment (set by Actions unless noted):
   ARENA_BOT_LOGIN                        required: the bot's own login (github-actions[bot] with GITHUB_TOKEN); only
                                          comments by this login count as the bot's (its verdicts, replies, requests)
   ARENA_LAUNCH_HANDOFF, GITHUB_OUTPUT    commands workflow: hand an accepted /arena train to the launch job
-  ARENA_LAUNCH_REQUEST                   `arena bot --confirm-launch` (the launch job): the request to confirm
+  ARENA_LAUNCH_REQUEST                   `arena bot --confirm-launch` / `--launch` (the launch job): the request
+  ARENA_LAUNCH_BACKEND                   `--launch`, `--poll-jobs`: skypilot (default; launch/skypilot_task.py lists
+                                         its ARENA_SKYPILOT_* settings) or local (ARENA_SUITE, ARENA_LAUNCH_DIR,
+                                         ARENA_LOCAL_CHECKOUT: the checkout holding the PR's environments/)
+  ARENA_STATE_BRANCH                     the branch of job records and results (default arena-state)
+  ARENA_RECIPE, ARENA_SCORE_PROFILE, ARENA_SCORE_BACKEND, ARENA_MAX_CONCURRENT_JOBS, ARENA_GPU_HOURS_PER_PERIOD,
+  ARENA_BUDGET_PERIOD_DAYS, ARENA_JOB_GPU_HOURS   what a launched job runs, and the budget (launch/budget.py)
 
 Exit codes:
   0  the event was handled: acted on, ignored as not ours, or failed with an explanation posted on the PR
-     (--confirm-launch: the request is confirmed by the bot's accepted reply on the PR)
+     (--confirm-launch: the request is confirmed by the bot's accepted reply on the PR; --launch: the job started, was
+     found running or done, or the refusal was written on the PR; --poll-jobs: every job was brought up to date)
   1  the bot failed and could not post an explanation (GitHub refused or was unreachable); see the ::error lines
-     (--confirm-launch: the PR was not told about this request; launch nothing)
+     (--confirm-launch, --launch: the PR was not told about this request, so nothing was launched; --poll-jobs:
+     some job could not be brought up to date)
   2  bad invocation: a required variable is missing or the event file cannot be read
 """
 
@@ -26,14 +34,16 @@ import json
 import os
 import sys
 from collections.abc import Mapping
+from pathlib import Path
 
-from bot import github_api, handoff
+from bot import github_api, handoff, jobs
 from bot.actions import Need, Reply
 from bot.comment import inline, neutralise
 from bot.events import SHA, decide, failure_notice, refresh_event
 from bot.execute import Run, execute, gather, publish
 from bot.markers import reply_marker
 from bot.model import Config, Facts, Pull
+from bot.state_branch import BranchStore, branch_name
 from validators.render_github import escape_data
 
 MAX_ROUNDS = 6  # decide → fetch → decide; no handler needs more rounds than this
@@ -166,8 +176,97 @@ def confirm_launch(env: Mapping[str, str]) -> int:
     return 0
 
 
-def main(confirm: bool = False) -> None:
-    """Console entry point (`arena bot`, or `arena bot --confirm-launch` in the launch job)."""
+def backend_from_env(env: Mapping[str, str]) -> tuple[object, Path | None]:
+    """The launch backend the configuration names, and (local backend) where the PR's environments are."""
+    from launch.backends.local import LocalBackend
+    from launch.skypilot_task import SkyPilotConfig
+
+    name = (env.get("ARENA_LAUNCH_BACKEND") or "skypilot").strip()
+    if name == "local":
+        checkout = Path(env.get("ARENA_LOCAL_CHECKOUT") or ".")
+        root = Path(env["ARENA_LAUNCH_DIR"]) if env.get("ARENA_LAUNCH_DIR") else None
+        return LocalBackend(Path(env.get("ARENA_SUITE") or "suites/sample"), root), checkout
+    if name != "skypilot":
+        raise github_api.ConfigError(f"ARENA_LAUNCH_BACKEND={name!r}: skypilot or local")
+    from launch.backends.skypilot import SkyPilotBackend
+
+    return SkyPilotBackend(SkyPilotConfig.from_env(env), dict(env)), None
+
+
+def launch_job(env: Mapping[str, str]) -> int:
+    """The launch job: confirm the request against the PR, then start (or cancel) its job and say so there."""
+    from launch.backends import BackendError
+    from launch.budget import Budget, BudgetConfigError
+    from launch.skypilot_task import SkyPilotConfigError
+    from launch.spec import SpecError
+
+    code = confirm_launch(env)
+    if code != 0:
+        return code
+    request = handoff.LaunchRequest.from_json(env["ARENA_LAUNCH_REQUEST"])
+    try:
+        client = github_api.connect(env)
+        backend, checkout = backend_from_env(env)
+        store = BranchStore(client, branch_name(env))
+        if request.action == "cancel":
+            jobs.cancel(client, request, backend, store, log)  # type: ignore[arg-type]
+            return 0
+        environment = checkout / "environments" / request.environment if checkout else None
+        jobs.launch(client, request, backend, store, Budget.from_env(env), env, log,  # type: ignore[arg-type]
+                    environment)
+    except (github_api.ConfigError, SkyPilotConfigError, BudgetConfigError, SpecError) as exc:
+        error(f"launch not configured: {exc}")
+        _tell(env, request, f"The launch job is not configured ({inline(str(exc), 300)}); nothing was started.")
+        return 1
+    except (BackendError, github_api.ApiError) as exc:
+        error(f"launch failed: {type(exc).__name__}: {exc}")
+        _tell(env, request, f"The launch failed ({inline(str(exc), 300)}); nothing was started.")
+        return 1
+    return 0
+
+
+def _tell(env: Mapping[str, str], request: handoff.LaunchRequest, text: str) -> None:
+    """Edit the accepted reply to say what went wrong (best effort: the ::error line stands either way)."""
+    try:
+        github_api.edit_comment(github_api.connect(env), request.reply_comment,
+                                f"{reply_marker(request.command_comment)}\n{text}")
+    except (github_api.ApiError, github_api.ConfigError) as exc:
+        error(f"could not tell the PR either: {exc}")
+
+
+def poll_jobs(env: Mapping[str, str]) -> int:
+    """The jobs workflow: bring every active job up to date, publish finished results; `published=true` in
+    GITHUB_OUTPUT when results were committed (the site is rebuilt then)."""
+    from launch.backends import BackendError
+    from launch.skypilot_task import SkyPilotConfigError
+
+    try:
+        cfg = config(env)
+        client = github_api.connect(env)
+        backend, _ = backend_from_env(env)
+    except (KeyError, github_api.ConfigError, SkyPilotConfigError) as exc:
+        error(f"bad invocation: {type(exc).__name__}: {exc}")
+        return 2
+    try:
+        summary = jobs.poll(client, cfg, backend, BranchStore(client, branch_name(env)), log)  # type: ignore[arg-type]
+    except (BackendError, github_api.ApiError) as exc:
+        error(f"polling failed: {type(exc).__name__}: {exc}")
+        return 1
+    for problem in summary.problems:
+        log(problem, warning="arena jobs")
+    if env.get("GITHUB_OUTPUT"):
+        with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
+            handle.write(f"published={'true' if summary.published else 'false'}\n")
+    log(f"polled: {len(summary.moved)} job(s) moved, {len(summary.published)} result(s) published")
+    return 0
+
+
+def main(confirm: bool = False, launch: bool = False, poll: bool = False) -> None:
+    """Console entry point: `arena bot` (events), `--confirm-launch` / `--launch` (the launch job), `--poll-jobs`."""
+    if poll:
+        sys.exit(poll_jobs(os.environ))
+    if launch:
+        sys.exit(launch_job(os.environ))
     sys.exit(confirm_launch(os.environ) if confirm else run(os.environ, handoff.handoff_launcher(os.environ)))
 
 

@@ -7,7 +7,9 @@ already wrote (after an ambiguous failure, or a second delivery of the same even
 - the sticky comment: MARKER, then its state line (bot.sticky);
 - a reply to a command: `<!-- posttrain-arena:reply to=<comment id> -->`, or `failure` for the note that the bot
   failed on it;
-- an accepted training request, under its reply line: `<!-- posttrain-arena:train env=<name> head=<sha> base=<ref> -->`.
+- an accepted training request, under its reply line: `<!-- posttrain-arena:train env=<name> head=<sha> base=<ref> -->`
+  (`cancel` instead of `train` for an accepted `/arena cancel`); the line is removed once the job ended without
+  results, so the same commit may be asked for again.
 """
 
 from __future__ import annotations
@@ -20,7 +22,9 @@ from bot.model import Comment
 
 MARKER = "<!-- posttrain-arena:sticky -->"
 _REPLY = re.compile(r"<!-- posttrain-arena:reply to=(\d{1,20}) -->")
-_TRAIN = re.compile(r"<!-- posttrain-arena:train env=([a-z0-9-]{1,64}) head=([0-9a-f]{40}) base=(\S{1,300}) -->")
+_KEY = r"<!-- posttrain-arena:{kind} env=([a-z0-9-]{{1,64}}) head=([0-9a-f]{{40}}) base=(\S{{1,300}}) -->"
+_TRAIN = re.compile(_KEY.format(kind="train"))
+_CANCEL = re.compile(_KEY.format(kind="cancel"))
 
 
 def is_ours(comment: Comment, bot_login: str) -> bool:
@@ -56,13 +60,15 @@ class TrainKey:
     head_sha: str
     base_ref: str
 
-    def line(self) -> str:
-        return (f"<!-- posttrain-arena:train env={self.environment} head={self.head_sha} "
+    def line(self, kind: str = "train") -> str:
+        return (f"<!-- posttrain-arena:{kind} env={self.environment} head={self.head_sha} "
                 f"base={encode_ref(self.base_ref)} -->")
 
 
-def train_key(comment: Comment) -> TrainKey | None:
-    """The training request an accepted reply records (its second line), or None."""
+def train_key(comment: Comment, kind: str = "train") -> TrainKey | None:
+    """The request (training, or with kind="cancel" a cancellation) an accepted reply records on its second line,
+    or None."""
     lines = comment.body.split("\n", 2)
-    match = _TRAIN.fullmatch(lines[1]) if len(lines) > 1 and reply_to(comment) is not None else None
+    pattern = _TRAIN if kind == "train" else _CANCEL
+    match = pattern.fullmatch(lines[1]) if len(lines) > 1 and reply_to(comment) is not None else None
     return TrainKey(match.group(1), match.group(2), decode_ref(match.group(3))) if match else None

@@ -73,4 +73,5 @@ class Facts:
     report_error: str | None = None
     pulls_by_head: list[Pull] | None = None
     base_changes: list[str] | None = None
+    job: object | None = None  # launch.state.JobRecord of the PR's environment at its head, when asked for
     fetched: set[str] = field(default_factory=set)

@@ -51,6 +51,7 @@ class Profile:
 
 
 PROFILES = {
+    "smoke": Profile("smoke", 1, 1, 24, 48, 0.7, 20, 600),  # one item a domain, a few tokens: the whole loop in CI
     "quick": Profile("quick", 2, 1, 48, 96, 0.7, 20, 600),
     "full": Profile("full", None, 4, 1024, 8192, 0.7, 60, 4000),
 }

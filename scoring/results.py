@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +27,7 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.domains import DOMAINS
 
 MAX_BYTES = 1024 * 1024
@@ -263,27 +263,6 @@ def load_record_file(path: Path, version: int) -> ResultRecord:
     return record
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write text to path so that readers see the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
-def write_json_atomic(path: Path, data: object) -> None:
-    """Write JSON (indented, one trailing newline) atomically."""
-    write_text_atomic(path, json.dumps(data, indent=2) + "\n")
-
-
 def record_path(results_dir: Path, environment: str, run_id: str) -> Path:
     """Where a version-2 record lives."""
     return results_dir / environment / f"{run_id}.json"
@@ -303,3 +282,29 @@ def write_record(results_dir: Path, data: dict, items: dict | None = None) -> Re
         write_json_atomic(items_path(target), items)
     write_json_atomic(target, data)
     return record
+
+
+def accept_job_result(payload: object, environment: str, commit: str, source: str,
+                      max_bytes: int = MAX_BYTES) -> tuple[dict, dict | None, ResultRecord]:
+    """A job's result block (launch.result_block), read as untrusted data: a complete version-2 record for exactly
+    this environment and commit, within size, and its items file consistent with it. Returns (record data, items
+    data, parsed record); raises ResultsError naming source and what is wrong."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("record"), dict):
+        raise ResultsError(f"{source}: the result holds no results record")
+    data, items = payload["record"], payload.get("items")
+    if len(json.dumps(data)) > max_bytes or (items is not None and len(json.dumps(items)) > 4 * max_bytes):
+        raise ResultsError(f"{source}: the results record is larger than the {max_bytes} bytes a record may hold")
+    record = parse_record(data, source)
+    if record.version != 2:
+        raise ResultsError(f"{source}: a job must write a version 2 record, not version {record.version}")
+    if (record.environment, record.commit) != (environment, commit):
+        raise ResultsError(f"{source}: the record is for {record.environment} at {record.commit}, not the job's "
+                           f"{environment} at {commit}")
+    if not record.complete:
+        raise ResultsError(f"{source}: the record says the run is incomplete; nothing is published from a partial "
+                           "run")
+    if items is not None:
+        from scoring.items import parse_items  # items imports this module
+
+        parse_items(items, f"{source} (items)", record)
+    return data, items, record

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import yaml
 
-from scoring.results import write_text_atomic
 from scoring.suite import Suite, SuiteError, load_suite, read_document
+from taskpkg.atomic_files import write_text_atomic
 from taskpkg.digest import tree_digest
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package

@@ -1,9 +1,11 @@
-"""One content digest for folders: what image tags and the dynamic-results cache are keyed on."""
+"""What identifies a folder's contents: one content digest (image tags and the dynamic-results cache are keyed on it)
+and, for a clean git checkout, its commit."""
 
 from __future__ import annotations
 
 import hashlib
 import os
+import subprocess
 from pathlib import Path
 
 
@@ -22,3 +24,15 @@ def tree_digest(folder: Path, skip_dirs: frozenset[str] = frozenset()) -> str:
                 digest.update(path.read_bytes())
             digest.update(b"\0")
     return digest.hexdigest()
+
+
+def git_commit(folder: Path) -> str | None:
+    """The commit checked out where `folder` lives, when it is a clean git checkout of it; else None."""
+    try:
+        head = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
+                              timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head if len(head) == 40 and not dirty else None

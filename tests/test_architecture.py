@@ -19,7 +19,7 @@ ALLOWED: dict[str, set[str]] = {
     "scoring": {"taskpkg", "sandbox", "agents"},
     "training": {"taskpkg", "sandbox", "agents"},
     "launch": {"taskpkg"},
-    "bot": {"taskpkg", "validators", "launch"},
+    "bot": {"taskpkg", "validators", "launch", "scoring"},
     "leaderboard": {"taskpkg", "scoring"},
     "interop": {"taskpkg"},
     "arena": {"taskpkg", "sandbox", "agents", "validators", "scoring", "training", "launch", "bot", "leaderboard",

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 import platform
-import subprocess
 import time
 from importlib import metadata
 from pathlib import Path
 
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.digest import tree_digest
 
 LIBRARIES = ("torch", "transformers", "trl", "peft", "vllm", "datasets", "docker")
@@ -44,23 +43,9 @@ def folder_digest(folder: Path) -> str:
     return "sha256:" + tree_digest(folder)
 
 
-def git_commit(folder: Path) -> str | None:
-    """The commit checked out where `folder` lives, when it is a clean git checkout of it; else None."""
-    try:
-        head = subprocess.run(["git", "-C", str(folder), "rev-parse", "HEAD"], capture_output=True, text=True,
-                              timeout=10, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "-C", str(folder), "status", "--porcelain", "--", "."], capture_output=True,
-                               text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return head if len(head) == 40 and not dirty else None
-
-
 def write_json_atomically(path: Path, data: dict) -> None:
-    """Write JSON beside the target, then rename: a reader never sees half a file."""
-    staging = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    staging.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
-    staging.replace(path)
+    """Write a manifest's JSON (keys sorted) so that a reader never sees half a file."""
+    write_json_atomic(path, data, sort_keys=True)
 
 
 def gpu_hours(wall_s: float, gpus: int) -> float:

@@ -74,6 +74,7 @@ class RunLog:
         self.episodes_seen = 0
         self.verifier_errors = 0
         self.stopped_because: str | None = None
+        self.summary: dict = {}  # the trainer's closing numbers (runtime, mean loss)
         self._waited_s = 0.0
 
     def waited(self, seconds: float) -> None:

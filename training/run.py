@@ -23,13 +23,12 @@ from pathlib import Path
 from agents.backends import BackendError
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
-from taskpkg.digest import tree_digest
+from taskpkg.digest import git_commit, tree_digest
 from taskpkg.model import TaskPackage
 from training.environment import RolloutPool
 from training.evaluate import PassRate, calibration_verdict, chat_settings, pass_rate
 from training.manifest import (
     folder_digest,
-    git_commit,
     gpu_hours,
     hardware,
     library_versions,
@@ -216,6 +215,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     finally:
         pool.close()
     manifest["steps"] = log.step
+    manifest["trainer_summary"] = log.summary
     manifest["reward_curve"] = log.curve[-500:]
     if log.stopped_because:
         return "stopped", (f"{log.stopped_because}: fix verifier.py so that it scores any final state (see "

@@ -64,6 +64,9 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
     class StepLog(TrainerCallback):
         def on_log(self, args: object, state: object, control: object, logs: dict | None = None,
                    **kwargs: object) -> None:
+            if logs and "train_runtime" in logs:  # the run's closing summary, logged at the last step again
+                log.summary = {k: v for k, v in logs.items() if isinstance(v, int | float)}
+                return
             line = log.write_step(state.global_step, logs or {})  # type: ignore[attr-defined]
             progress.update(line)
             if log.episodes_seen >= EARLY_EPISODES and log.verifier_error_share > MAX_VERIFIER_ERROR_SHARE:

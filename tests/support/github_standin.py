@@ -17,6 +17,7 @@ Responses follow the shapes of docs.github.com/rest: status codes (201 on create
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import itertools
 import json
@@ -111,6 +112,19 @@ class Pull:
 
 
 @dataclass
+class Branch:
+    """A branch: its head commit and the files of that commit (path -> bytes)."""
+
+    head: str
+    files: dict[str, bytes] = field(default_factory=dict)
+
+
+def blob_sha(data: bytes) -> str:
+    """Git's blob id for a file's bytes (what the contents API calls a file's sha)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+@dataclass
 class Repo:
     """A repository and everything hanging off it."""
 
@@ -127,6 +141,7 @@ class Repo:
     statuses: dict[str, list[dict]] = field(default_factory=dict)
     runs: dict[int, dict] = field(default_factory=dict)
     reruns: list[int] = field(default_factory=list)
+    branches: dict[str, Branch] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -191,8 +206,14 @@ class GitHubStandIn:
         owner, name = full_name.split("/")
         self.user(owner)
         repo = Repo(id=next(self.ids), owner=owner, name=name, private=private, default_branch=default_branch)
+        repo.branches[default_branch] = Branch(fake_sha(next(self.ids)))
         self.repos[full_name] = repo
         return repo
+
+    def files(self, repo: str, branch: str) -> dict[str, bytes]:
+        """The files of a branch (empty when the branch does not exist)."""
+        found = self.repos[repo].branches.get(branch)
+        return dict(found.files) if found else {}
 
     def set_role(self, repo: str, login: str, role: str) -> None:
         """Make login a collaborator with one of admin, maintain, write, triage, read."""
@@ -720,6 +741,100 @@ def access_token(hub: GitHubStandIn, jwt_token: str, query: dict, body: Any, ins
                  "repository_selection": "all"}
 
 
+def _branch(repo: Repo, name: str) -> Branch:
+    branch = repo.branches.get(name)
+    if branch is None:
+        raise HttpError(404, "Branch not found")
+    return branch
+
+
+def _j_content(hub: GitHubStandIn, repo: Repo, path: str, data: bytes | None, ref: str) -> dict:
+    api = f"{hub.base_url}/repos/{repo.full_name}/contents/{urllib.parse.quote(path)}?ref={ref}"
+    entry = {"name": path.rsplit("/", 1)[-1], "path": path, "url": api, "html_url": f"{HTML}/{repo.full_name}",
+             "git_url": api, "download_url": None, "_links": {"self": api}}
+    if data is None:
+        return {**entry, "type": "dir", "size": 0, "sha": hashlib.sha1(path.encode()).hexdigest()}
+    return {**entry, "type": "file", "size": len(data), "sha": blob_sha(data), "encoding": "base64",
+            "content": base64.b64encode(data).decode()}
+
+
+def get_branch(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str, name: str) -> tuple[int, Any]:
+    repo = _repo(hub, o, r)
+    branch = _branch(repo, name)
+    return 200, {"name": name, "protected": False,
+                 "commit": {"sha": branch.head, "url": f"{hub.base_url}/repos/{repo.full_name}/commits/{branch.head}"}}
+
+
+def create_ref(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str) -> tuple[int, Any]:
+    repo = _repo(hub, o, r)
+    ref, sha = str(body["ref"]), str(body["sha"])
+    if not ref.startswith("refs/heads/"):
+        raise HttpError(422, "Reference name must start with refs/heads/ here")
+    name = ref.removeprefix("refs/heads/")
+    if name in repo.branches:
+        raise HttpError(422, "Reference already exists")
+    source = next((b for b in repo.branches.values() if b.head == sha), None)
+    if source is None:
+        raise HttpError(422, "Object does not exist")
+    repo.branches[name] = Branch(sha, dict(source.files))
+    return 201, {"ref": ref, "node_id": f"REF_{name}", "url": f"{hub.base_url}/repos/{repo.full_name}/git/{ref}",
+                 "object": {"type": "commit", "sha": sha, "url": ""}}
+
+
+def get_contents(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str,
+                 path: str) -> tuple[int, Any]:
+    repo = _repo(hub, o, r)
+    ref = query.get("ref", [repo.default_branch])[-1]
+    files = _branch(repo, ref).files
+    path = path.strip("/")
+    if path in files:
+        return 200, _j_content(hub, repo, path, files[path], ref)
+    children = sorted({p[len(path) + 1:].split("/", 1)[0] for p in files if p.startswith(path + "/")})
+    if not children:
+        raise HttpError(404, "Not Found")
+    return 200, [_j_content(hub, repo, f"{path}/{c}", files.get(f"{path}/{c}"), ref) for c in children]
+
+
+def put_contents(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str,
+                 path: str) -> tuple[int, Any]:
+    """Create or update one file with a commit; the sha of the file being replaced must be given and current."""
+    repo = _repo(hub, o, r)
+    name = body.get("branch") or repo.default_branch
+    if name not in repo.branches:
+        raise HttpError(404, f"Branch {name} not found")
+    branch, path = repo.branches[name], path.strip("/")
+    if not body.get("message"):
+        raise HttpError(422, "Invalid request.\n\n\"message\" wasn't supplied.")
+    data = base64.b64decode(body["content"], validate=True)
+    existing = branch.files.get(path)
+    if existing is not None and "sha" not in body:
+        raise HttpError(422, "Invalid request.\n\n\"sha\" wasn't supplied.")
+    if existing is not None and body["sha"] != blob_sha(existing):
+        raise HttpError(409, f"{path} does not match {body['sha']}")
+    if existing is None and body.get("sha"):
+        raise HttpError(422, f"{path} does not exist, so no sha may be given")
+    branch.files[path] = data
+    branch.head = fake_sha(next(hub.ids))
+    return (200 if existing is not None else 201), {
+        "content": _j_content(hub, repo, path, data, name),
+        "commit": {"sha": branch.head, "message": body["message"], "url": "", "html_url": ""}}
+
+
+def get_tree(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str, ref: str) -> tuple[int, Any]:
+    repo = _repo(hub, o, r)
+    branch = repo.branches.get(ref) or next((b for b in repo.branches.values() if b.head == ref), None)
+    if branch is None:
+        raise HttpError(404, "Not Found")
+    if query.get("recursive", ["0"])[-1] in ("0", "false", ""):
+        raise HttpError(422, "the stand-in serves recursive trees only")
+    folders = sorted({"/".join(p.split("/")[:i]) for p in branch.files for i in range(1, p.count("/") + 1)})
+    tree = [{"path": f, "mode": "040000", "type": "tree", "sha": hashlib.sha1(f.encode()).hexdigest()}
+            for f in folders]
+    tree += [{"path": p, "mode": "100644", "type": "blob", "sha": blob_sha(d), "size": len(d)}
+             for p, d in sorted(branch.files.items())]
+    return 200, {"sha": branch.head, "url": "", "tree": tree, "truncated": False}
+
+
 _R = r"/repos/([^/]+)/([^/]+)"
 ROUTES: list[tuple[str, re.Pattern[str], Any]] = [(m, re.compile(p), h) for m, p, h in [
     ("GET", r"/rate_limit", get_rate_limit),
@@ -745,6 +860,11 @@ ROUTES: list[tuple[str, re.Pattern[str], Any]] = [(m, re.compile(p), h) for m, p
     ("GET", _R + r"/actions/runs/(\d+)", get_run),
     ("POST", _R + r"/actions/runs/(\d+)/rerun", rerun),
     ("POST", r"/app/installations/(\d+)/access_tokens", access_token),
+    ("GET", _R + r"/branches/([^/]+)", get_branch),
+    ("POST", _R + r"/git/refs", create_ref),
+    ("GET", _R + r"/contents/(.+)", get_contents),
+    ("PUT", _R + r"/contents/(.+)", put_contents),
+    ("GET", _R + r"/git/trees/([^/]+)", get_tree),
 ]]
 
 

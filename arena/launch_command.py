@@ -1,0 +1,207 @@
+"""`arena launch PATH` (gate → train → score as one job, locally or on SkyPilot) and `arena jobs` (list, logs,
+cancel, and `run`: the job itself, as the backends start it). Wiring only: the job and its life are in launch;
+results are accepted through scoring."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from arena.exit_codes import ExitCode
+from launch import lifecycle, result_block
+from launch.backends import Backend, BackendError
+from launch.backends.local import LocalBackend, default_root
+from launch.budget import Budget, BudgetConfigError
+from launch.job_run import run_from_env
+from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml
+from launch.spec import PROFILES, JobSpec, SpecError
+from launch.state import FolderStore, JobRecord
+from scoring.results import ResultsError, accept_job_result, write_record
+from taskpkg.digest import git_commit
+from taskpkg.loader import load_package
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE_SUITE = ROOT / "suites" / "sample"
+LAUNCH_EPILOG = ("Exit codes: 0 the job succeeded (or, with --no-wait, started); 1 it failed or was refused, or its "
+                 "results were not valid; 2 bad usage; 3 the backend or a tool is missing or unreachable; 130 "
+                 "interrupted (a started job goes on: `arena jobs list`).")
+
+
+def _store() -> FolderStore:
+    return FolderStore(default_root() / "records")
+
+
+def _backend(name: str, suite: Path | None) -> Backend:
+    if name == "local":
+        return LocalBackend(suite or SAMPLE_SUITE)
+    try:
+        from launch.backends.skypilot import SkyPilotBackend
+
+        return SkyPilotBackend(SkyPilotConfig.from_env(os.environ))
+    except SkyPilotConfigError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+
+
+@click.command(name="launch", epilog=LAUNCH_EPILOG)
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--backend", "backend_name", type=click.Choice(("local", "skypilot")), default="local",
+              show_default=True, help="local: a subprocess here (CPU recipe, sample suite); skypilot: a managed GPU "
+              "job (needs the launch extra and ARENA_SKYPILOT_* configuration).")
+@click.option("--recipe", default=None, help="Training recipe (default: cpu-small locally, qwen3-8b-grpo-lora on "
+              "SkyPilot).")
+@click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
+              help="Scoring profile: smoke (one item a domain, a few tokens), quick (minutes on a CPU), full.")
+@click.option("--steps", type=click.IntRange(min=1), help="Override the recipe's training steps.")
+@click.option("--skip-calibration", is_flag=True, help="Train even if the base model scores all 0 or all 1.")
+@click.option("--suite", type=click.Path(exists=True, path_type=Path), envvar="ARENA_SUITE",
+              help="The held-out suite (local default: suites/sample).")
+@click.option("--commit", help="The environment's commit (default: the checkout's, which must be clean).")
+@click.option("--results", "results_dir", type=click.Path(file_okay=False, path_type=Path), default=Path("results"),
+              show_default=True, help="Where the accepted results record is written.")
+@click.option("--wait/--no-wait", default=True, show_default=True, help="Follow the job until it ends.")
+@click.option("--render", is_flag=True, help="SkyPilot: print the job's task YAML (for `sky jobs launch`) and exit.")
+def launch_command(path: Path, backend_name: str, recipe: str | None, profile: str, steps: int | None,
+                   skip_calibration: bool, suite: Path | None, commit: str | None, results_dir: Path, wait: bool,
+                   render: bool) -> None:
+    """Train and score the environment at PATH as one job: contamination gate, `arena train`, `arena score`.
+
+    The same job runs on both backends; a repeated launch of the same environment and commit starts nothing new
+    while the first is running, and a killed local job is restarted from its checkpoints.
+    """
+    package = load_package(path).package
+    if package is None:
+        click.echo(f"arena: {path} does not load; run `arena check --static {path}`", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    commit = commit or git_commit(path)
+    if commit is None:
+        raise click.UsageError(f"{path} is not a clean git checkout: commit the package, or pass --commit SHA")
+    try:
+        spec = JobSpec(package.name, commit, recipe or ("cpu-small" if backend_name == "local" else
+                                                         "qwen3-8b-grpo-lora"), profile, steps=steps,
+                       skip_calibration=skip_calibration, requested_by=os.environ.get("USER", "local") or "local",
+                       repository=os.environ.get("ARENA_REPOSITORY"), arena_commit=git_commit(ROOT),
+                       pr=int(os.environ["ARENA_PR"]) if os.environ.get("ARENA_PR") else None)
+        budget = Budget.from_env(os.environ)
+    except (SpecError, BudgetConfigError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if render:
+        try:
+            click.echo(render_yaml(spec, SkyPilotConfig.from_env(os.environ)), nl=False)
+        except SkyPilotConfigError as exc:
+            click.echo(f"arena: {exc}", err=True)
+            sys.exit(ExitCode.ENVIRONMENT)
+        return
+    backend, store = _backend(backend_name, suite), _store()
+    try:
+        decision = lifecycle.request(store, backend, spec, budget, environment=path.resolve())
+    except BackendError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    click.echo(f"arena: {decision.message}", err=True)
+    if decision.outcome == "refused":
+        sys.exit(ExitCode.CHECK_FAILED)
+    if decision.outcome == "done" or not wait:
+        return
+    assert decision.record is not None
+    sys.exit(_follow(store, backend, decision.record, results_dir))
+
+
+def _follow(store: FolderStore, backend: Backend, record: JobRecord, results_dir: Path) -> int:
+    """Show the job's log as it grows and keep its record current until it ends; then accept its results."""
+    shown, started = 0, time.monotonic()
+    try:
+        while True:
+            lifecycle.refresh(store, backend)
+            current = store.get(record.environment, record.commit)
+            log = backend.logs(current.record.backend_job or current.record.name) if current else ""
+            for line in log[shown:].splitlines(keepends=True):
+                if not line.startswith(result_block.PREFIX):
+                    click.echo(line, nl=False, err=True)
+            shown = len(log)
+            if current is None or not current.record.active:
+                break
+            time.sleep(2)
+    except KeyboardInterrupt:
+        click.echo(f"\narena: stopped following; the job goes on (`arena jobs logs {record.name}`, "
+                   f"`arena jobs cancel {record.name}`)", err=True)
+        return ExitCode.INTERRUPTED
+    except BackendError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        return ExitCode.ENVIRONMENT
+    final = current.record if current else record
+    wall = time.monotonic() - started
+    if final.state != "succeeded":
+        click.echo(f"arena: job {final.name} {final.state}: {final.reason}", err=True)
+        return ExitCode.CHECK_FAILED
+    try:
+        data, items, parsed = accept_job_result(result_block.decode(log), final.environment, final.commit,
+                                                f"job {final.name}")
+        write_record(results_dir, data, items)
+    except (result_block.ResultBlockError, ResultsError) as exc:
+        click.echo(f"arena: the job's results were not accepted: {exc}", err=True)
+        return ExitCode.CHECK_FAILED
+    low, high = parsed.macro_interval or (0.0, 0.0)
+    click.echo(f"{parsed.environment}: macro delta {parsed.macro_delta * 100:+.1f} points [{low * 100:+.1f}, "
+               f"{high * 100:+.1f}], verdict {parsed.verdict}; followed for {wall:.0f} s")
+    click.echo(str(results_dir / parsed.environment / f"{parsed.run_id}.json"))
+    return ExitCode.OK
+
+
+@click.group(name="jobs")
+def jobs_group() -> None:
+    """Jobs started by `arena launch` on this machine (records under ARENA_LAUNCH_DIR)."""
+
+
+@jobs_group.command(name="list")
+def jobs_list() -> None:
+    """Every job record, newest first."""
+    records = sorted((s.record for s in _store().all()), key=lambda r: r.updated_at, reverse=True)
+    for r in records:
+        click.echo(f"{r.name}  {r.state:<9}  {r.backend:<8}  {r.updated_at}  {r.reason or ''}".rstrip())
+    if not records:
+        click.echo("no jobs", err=True)
+
+
+def _named(name: str) -> JobRecord:
+    found = [s.record for s in _store().all() if s.record.name == name]
+    if not found:
+        raise click.UsageError(f"no job named {name}: see `arena jobs list`")
+    return found[0]
+
+
+@jobs_group.command(name="logs")
+@click.argument("name")
+def jobs_logs(name: str) -> None:
+    """A job's log so far."""
+    record = _named(name)
+    try:
+        click.echo(_backend(record.backend, None).logs(record.backend_job or record.name), nl=False)
+    except BackendError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+
+
+@jobs_group.command(name="cancel")
+@click.argument("name")
+def jobs_cancel(name: str) -> None:
+    """Stop a queued or running job."""
+    record = _named(name)
+    try:
+        done = lifecycle.cancel(_store(), _backend(record.backend, None), record.environment, record.commit)
+    except BackendError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    click.echo(f"arena: {name} cancelled" if done else f"arena: {name} is not running ({record.state})", err=True)
+
+
+@jobs_group.command(name="run", epilog="Exit codes: 0 scored; 1 the environment's fault (flagged, training stopped, "
+                    "scoring failed); 2 a bad job description; 3 the machine lacks something the job needs.")
+def jobs_run() -> None:
+    """Run the job described by ARENA_JOB_SPEC, ARENA_JOB_ENVIRONMENT, ARENA_JOB_OUT and ARENA_SUITE (what both
+    backends start; see launch/job_run.py)."""
+    sys.exit(run_from_env(os.environ))

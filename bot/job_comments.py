@@ -1,0 +1,107 @@
+"""What the bot says on a PR about its training job: launched, refused, its results, how it ended, its status.
+
+Job records and results are read as untrusted data (they came back from a machine running contributor code), so
+every string from them goes through `inline`, and log excerpts through `code_block`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from bot.comment import inline, neutralise
+from launch.lifecycle import Decision
+from launch.state import JobRecord
+from scoring.ranking import Standing
+from scoring.results import ResultRecord
+
+LOG_LINES = 25
+_FENCE = re.compile(r"`{3,}|~{3,}")
+
+
+def code_block(text: str, lines: int = LOG_LINES) -> str:
+    """The last lines of a log as an inert fenced block (a fence longer than any inside it)."""
+    kept = [neutralise(line)[:300] for line in text.splitlines() if line.strip()][-lines:]
+    longest = max((len(m.group(0)) for line in kept for m in _FENCE.finditer(line)), default=2)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n" + "\n".join(kept or ["(no output)"]) + f"\n{fence}"
+
+
+def _job(record: JobRecord) -> str:
+    where = f" ({inline(record.backend, 20)} job {inline(record.backend_job, 40)})" if record.backend_job else ""
+    return f"`{inline(record.name, 63)}`{where}"
+
+
+def launch_body(decision: Decision, environment: str, commit: str, status_hint: bool = True) -> str:
+    """The accepted reply, edited once the launch job acted on it."""
+    record = decision.record
+    subject = f"`environments/{inline(environment, 64)}` at commit {commit}"
+    hint = " Comment `/arena status` for its state or `/arena cancel` to stop it." if status_hint else ""
+    if decision.outcome == "started" and record is not None:
+        return (f"**Training started** for {subject}: job {_job(record)}, attempt {record.attempt}. It runs the "
+                f"contamination gate, trains, then scores on the held-out suite; the results come here.{hint}")
+    if decision.outcome == "running" and record is not None:
+        return (f"Training of {subject} is already {inline(record.state, 20)}: job {_job(record)}; nothing new was "
+                "started.")
+    if decision.outcome == "done" and record is not None:
+        return (f"{subject} was already trained and scored (run `{inline(record.run_id or '?', 80)}`); nothing new "
+                "was started.")
+    return (f"**Training was not started** for {subject}: {inline(decision.message, 600)}. Fix that and comment "
+            "`/arena train` again.")
+
+
+def results_body(record: ResultRecord, standing: Standing | None, job: JobRecord, links: dict[str, str]) -> str:
+    """The results of a finished job: macro Δ with its interval, the per-domain table, verdict, rank, gate."""
+    low, high = record.macro_interval or (record.macro_delta, record.macro_delta)
+    rank = "unranked"
+    if standing is not None and standing.rank is not None:
+        interval = standing.rank_interval
+        rank = f"{standing.rank}" + (f" (95% interval {interval[0]}–{interval[1]})" if interval else "")
+    verdict = (standing.verdict if standing else record.verdict) or "untested"
+    rows = [f"| {inline(d.domain, 40)} | {d.items} | {d.base * 100:.1f} | {d.trained * 100:.1f} | "
+            f"{d.delta * 100:+.1f} | " + (f"[{d.interval[0] * 100:+.1f}, {d.interval[1] * 100:+.1f}]"
+                                          if d.interval else "–") + " |" for d in record.domains]
+    gain = "–" if record.normalized_gain is None else f"{record.normalized_gain:+.3f}"
+    p = "–" if record.p_value is None else f"{record.p_value:.3g}"
+    link_text = " · ".join(f"[{inline(name, 40)}]({url})" for name, url in links.items())
+    return "\n".join([
+        f"## Training results: `environments/{inline(record.environment, 64)}` at {record.commit}",
+        "",
+        f"**Macro Δ {record.macro_delta * 100:+.1f} points** (95% interval [{low * 100:+.1f}, {high * 100:+.1f}], "
+        f"p = {p}), normalised gain {gain} · verdict **{inline(verdict, 40)}** · rank {rank}",
+        "",
+        f"Base model `{inline(record.base_model, 80)}` on suite `{inline(record.suite or '?', 80)}` "
+        f"{inline(record.suite_version or '', 20)} · contamination gate: {inline(record.contamination or '?', 20)} · "
+        f"{record.gpu_hours or 0:.2f} GPU-hours · {record.steps or 0} training steps "
+        f"({inline(record.recipe or '?', 40)}) · job {_job(job)}",
+        "",
+        "| domain | items | base % | trained % | Δ points | 95% interval |",
+        "|---|---|---|---|---|---|",
+        *rows,
+        "",
+        link_text,
+    ]).rstrip() + "\n"
+
+
+def ended_body(record: JobRecord, log: str | None) -> str:
+    """A job that ended without results: why, the end of its log, and how to try again."""
+    what = {"failed": "failed", "cancelled": "was cancelled", "stale": "was stopped: the pull request moved on"}
+    reason = inline(record.reason or "no reason given", 600)
+    lines = [f"**Training job {_job(record)} {what.get(record.state, inline(record.state, 20))}** for "
+             f"`environments/{inline(record.environment, 64)}` at {record.commit}: {reason}."]
+    if log:
+        lines += ["", "The end of its log:", "", code_block(log)]
+    again = ("comment `/arena train` to start it again" if record.state == "cancelled" else
+             "push the fix, wait for the verdict on the new head, then comment `/arena train`")
+    lines += ["", f"To try again, {again}."]
+    return "\n".join(lines) + "\n"
+
+
+def status_body(record: JobRecord | None, environment: str | None, commit: str) -> str:
+    """The answer to `/arena status`."""
+    if record is None:
+        return (f"No training job has been started for this pull request's head commit {commit[:7]}"
+                + (f" (`environments/{inline(environment, 64)}`)" if environment else "") + ".")
+    detail = f": {inline(record.reason, 300)}" if record.reason else ""
+    return (f"Training job {_job(record)} for `environments/{inline(record.environment, 64)}` at {record.commit[:7]} "
+            f"is **{inline(record.state, 20)}**{detail} (last updated {inline(record.updated_at, 40)}; the jobs "
+            "workflow polls every 15 minutes).")

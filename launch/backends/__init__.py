@@ -1,0 +1,54 @@
+"""Where a job runs. Every backend runs the same job (launch.job_run) and answers the same questions:
+
+- `launch(spec, environment)` starts the job, or finds it when one of that name exists, and returns its id;
+- `states(names)` says where each named job stands, in one call however many jobs there are;
+- `cancel(ids)` stops jobs; `logs(id)` is a job's log so far (the result block is read from it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from launch.spec import JobSpec
+
+BACKEND_STATES = ("queued", "running", "recovering", "succeeded", "failed", "cancelled")
+
+
+class BackendError(RuntimeError):
+    """The backend cannot be reached or refused; the message says what to check."""
+
+
+@dataclass(frozen=True)
+class BackendJob:
+    """A job as its backend reports it."""
+
+    id: str
+    name: str
+    state: str
+    detail: str | None = None
+    recoveries: int = 0
+    gpu_hours: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        return self.state in ("succeeded", "failed", "cancelled")
+
+
+class Backend(Protocol):
+    """A place where jobs run."""
+
+    name: str
+
+    def launch(self, spec: JobSpec, environment: Path | None = None) -> str:
+        """Start the job (or find the running job of that name); returns its id."""
+
+    def states(self, names: list[str]) -> dict[str, BackendJob]:
+        """The named jobs the backend knows, by name (one request to the backend)."""
+
+    def cancel(self, job_ids: list[str]) -> None:
+        """Stop these jobs."""
+
+    def logs(self, job_id: str) -> str:
+        """The job's log so far."""

@@ -1,0 +1,76 @@
+"""The spending guard: how many jobs may run at once and how many GPU-hours a period may use.
+
+Configuration (repository variables in Actions, environment variables anywhere):
+  ARENA_MAX_CONCURRENT_JOBS    jobs queued or running at once (default 2)
+  ARENA_GPU_HOURS_PER_PERIOD   GPU-hours the jobs of one period may use, finished and running (default 200)
+  ARENA_BUDGET_PERIOD_DAYS     the period's length in days, counted back from now (default 30)
+  ARENA_JOB_GPU_HOURS          what one new job is expected to use (default 15: docs/TRAINING.md, one H100 run)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from launch.state import JobRecord
+
+
+class BudgetConfigError(ValueError):
+    """A budget variable that is not a number in range; the message names it."""
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits on what the arena spends."""
+
+    max_concurrent: int = 2
+    gpu_hours_per_period: float = 200.0
+    period_days: int = 30
+    job_gpu_hours: float = 15.0
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str]) -> Budget:
+        """The budget from environment variables (unset ones keep their defaults)."""
+        values: dict[str, float | int] = {}
+        for variable, field, kind, low in (("ARENA_MAX_CONCURRENT_JOBS", "max_concurrent", int, 0),
+                                           ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0),
+                                           ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1),
+                                           ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0)):
+            text = (env.get(variable) or "").strip()
+            if not text:
+                continue
+            try:
+                value = kind(text)
+            except ValueError:
+                raise BudgetConfigError(f"{variable}={text!r}: not {'a whole number' if kind is int else 'a number'}"
+                                        ) from None
+            if value < low:
+                raise BudgetConfigError(f"{variable}={text!r}: must be at least {low}")
+            values[field] = value
+        return cls(**values)  # type: ignore[arg-type]
+
+    def refusal(self, records: Iterable[JobRecord], now: datetime | None = None) -> str | None:
+        """Why one more job may not start now, or None when it may."""
+        now = now or datetime.now(UTC)
+        records = list(records)
+        active = [r for r in records if r.active]
+        if len(active) >= self.max_concurrent:
+            names = ", ".join(f"{r.environment}@{r.commit[:7]}" for r in active[:5])
+            return (f"{len(active)} job(s) are queued or running ({names}) and at most {self.max_concurrent} may run "
+                    "at once (ARENA_MAX_CONCURRENT_JOBS); ask again when one finishes")
+        since = now - timedelta(days=self.period_days)
+        used = sum(r.gpu_hours for r in records if _when(r) >= since)
+        pending = self.job_gpu_hours * len(active)
+        if used + pending + self.job_gpu_hours > self.gpu_hours_per_period:
+            return (f"the last {self.period_days} days used {used:.1f} GPU-hours, {pending:.1f} more are running, and "
+                    f"this job needs about {self.job_gpu_hours:.1f}: over the budget of "
+                    f"{self.gpu_hours_per_period:.1f} (ARENA_GPU_HOURS_PER_PERIOD); a maintainer can raise it")
+        return None
+
+
+def _when(record: JobRecord) -> datetime:
+    try:
+        return datetime.strptime(record.updated_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return datetime.now(UTC)  # a record with an odd stamp counts as recent: never under-count spending

@@ -1,0 +1,149 @@
+"""A job's life, the same for the CLI and the bot: asked for once, launched once, polled, finished or cancelled.
+
+Every step is a compare-and-swap on the job's record (launch.state), so it is safe to repeat and to race:
+- `request` records the job as queued before launching it and as running after, so a crash in between leaves a
+  queued record that names the job; the next `refresh` finds that job by name (or, when the backend never
+  started it, marks the record failed), and no second request starts another.
+- `refresh` asks the backend about every active job in one call and moves each record to what it says.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from launch.backends import Backend, BackendError, BackendJob
+from launch.budget import Budget
+from launch.spec import JobSpec
+from launch.state import Conflict, JobRecord, JobStore, Stored
+
+LAUNCH_GRACE = timedelta(minutes=15)  # a queued record whose job the backend does not know, after this: failed
+MAX_RACES = 5
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a request came to: started, already running, already done, or refused (with why)."""
+
+    outcome: str  # started | running | done | refused
+    record: JobRecord | None
+    message: str
+
+
+def request(store: JobStore, backend: Backend, spec: JobSpec, budget: Budget, environment: Path | None = None,
+            reply_comment: int | None = None) -> Decision:
+    """Start the job for (environment, commit) unless one is active or done; a failed or cancelled one is retried
+    as its next attempt."""
+    for _ in range(MAX_RACES):
+        stored = store.get(spec.environment, spec.commit)
+        if stored is not None and stored.record.active:
+            return Decision("running", stored.record, f"job {stored.record.name} is already {stored.record.state}")
+        if stored is not None and stored.record.state == "succeeded":
+            return Decision("done", stored.record, f"{spec.environment} at {spec.commit[:12]} was already scored "
+                            f"(run {stored.record.run_id})")
+        refusal = budget.refusal(s.record for s in store.all())
+        if refusal:
+            return Decision("refused", stored.record if stored else None, refusal)
+        attempt_spec = replace(spec, attempt=stored.record.attempt + 1) if stored else spec
+        record = JobRecord.new(attempt_spec, backend.name, reply_comment)
+        try:
+            claimed = store.update(stored, record) if stored else store.create(record)
+        except Conflict:
+            continue  # another run changed the record first: look again
+        return _launch(store, backend, claimed, attempt_spec, environment)
+    raise Conflict(f"the record of {spec.environment} at {spec.commit[:12]} kept changing; try again")
+
+
+def _launch(store: JobStore, backend: Backend, claimed: Stored, spec: JobSpec,
+            environment: Path | None) -> Decision:
+    try:
+        job_id = backend.launch(spec, environment)
+    except BackendError as exc:
+        failed = claimed.record.moved_to("failed", reason=f"the launch failed: {exc}")
+        _swap(store, claimed, failed)
+        return Decision("refused", failed, f"the launch failed: {exc}")
+    running = claimed.record.moved_to("running", backend_job=job_id)
+    return Decision("started", _swap(store, claimed, running).record, f"job {spec.name} started ({backend.name} "
+                    f"job {job_id})")
+
+
+def _swap(store: JobStore, stored: Stored, record: JobRecord) -> Stored:
+    """Write a record over the one read, re-reading on a race; the newest state wins unless the record moved on
+    to a later attempt meanwhile."""
+    for _ in range(MAX_RACES):
+        try:
+            return store.update(stored, record)
+        except Conflict:
+            current = store.get(record.environment, record.commit)
+            if current is None or current.record.attempt != record.attempt:
+                return current or stored
+            stored = current
+    raise Conflict(f"the record of {record.environment} at {record.commit[:12]} kept changing")
+
+
+@dataclass(frozen=True)
+class Change:
+    """A record that moved, from and to."""
+
+    before: JobRecord
+    after: JobRecord
+    stored: Stored
+
+
+def refresh(store: JobStore, backend: Backend, now: datetime | None = None,
+            on_finished: Callable[[JobRecord, BackendJob], JobRecord] | None = None) -> list[Change]:
+    """Bring every active record of this backend up to date with one backend call. `on_finished` may enrich a
+    record that succeeded (the bot publishes its results there) before it is written."""
+    now = now or datetime.now(UTC)
+    active = [s for s in store.all() if s.record.active and s.record.backend == backend.name]
+    if not active:
+        return []
+    jobs = backend.states([s.record.name for s in active])
+    changes = []
+    for stored in active:
+        after = _next_state(stored.record, jobs.get(stored.record.name), now)
+        if after is None:
+            continue
+        if after.state == "succeeded" and on_finished is not None:
+            after = on_finished(after, jobs[stored.record.name])
+        written = _swap(store, stored, after)
+        changes.append(Change(stored.record, written.record, written))
+    return changes
+
+
+def _next_state(record: JobRecord, job: BackendJob | None, now: datetime) -> JobRecord | None:
+    if job is None:
+        requested = datetime.strptime(record.updated_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+        if now - requested > LAUNCH_GRACE:
+            return record.moved_to("failed", reason=f"the backend has no job named {record.name}: the launch never "
+                                   "started; ask again")
+        return None
+    state = {"recovering": "running"}.get(job.state, job.state)
+    changes: dict = {}
+    if record.backend_job != job.id:
+        changes["backend_job"] = job.id  # a launch whose record was not written (a crash in between), adopted
+    if job.gpu_hours and job.gpu_hours != record.gpu_hours:
+        changes["gpu_hours"] = job.gpu_hours
+    if job.finished:
+        changes["reason"] = job.detail
+    if state == record.state and not changes:
+        return None
+    return record.moved_to(state, **changes)
+
+
+def cancel(store: JobStore, backend: Backend, environment: str, commit: str, state: str = "cancelled",
+           reason: str = "cancelled") -> JobRecord | None:
+    """Stop an active job and record why (cancelled, or stale after a new push); None when none is active."""
+    for _ in range(MAX_RACES):
+        stored = store.get(environment, commit)
+        if stored is None or not stored.record.active:
+            return None
+        if stored.record.backend_job:
+            backend.cancel([stored.record.backend_job])
+        try:
+            return store.update(stored, stored.record.moved_to(state, reason=reason)).record
+        except Conflict:
+            continue
+    raise Conflict(f"the record of {environment} at {commit[:12]} kept changing")
