@@ -377,3 +377,10 @@ def list_files(client: Client, branch: str, folder: str) -> list[str]:
         raise
     prefix = folder.rstrip("/") + "/"
     return sorted(e.path for e in tree.tree if e.type == "blob" and e.path.startswith(prefix))
+
+
+@_api
+def dispatch_workflow(client: Client, workflow_file: str) -> None:
+    """Start a workflow of the repository on its default branch (workflow_dispatch: the one event a GITHUB_TOKEN
+    may start another workflow with)."""
+    client.repo.get_workflow(workflow_file).create_dispatch(client.repo.default_branch)

@@ -24,7 +24,7 @@ from launch.backends import Backend, BackendError, BackendJob
 from launch.budget import Budget
 from launch.spec import JobSpec
 from launch.state import JobRecord
-from scoring.ranking import standings
+from scoring.ranking import Standing, standings
 from scoring.results import ResultsError, accept_job_result, parse_record
 
 Log = Callable[[str], None]
@@ -77,7 +77,7 @@ class PollSummary:
 def poll(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, log: Log) -> PollSummary:
     """Stop jobs whose PR moved on, bring every active record up to date (one backend call), publish results."""
     summary = PollSummary()
-    _stop_stale(client, backend, store, log)
+    _stop_stale(client, cfg, backend, store, log)
 
     def on_finished(record: JobRecord, job: BackendJob) -> JobRecord:
         return _accept(client, cfg, backend, store, record, job, summary, log)
@@ -91,7 +91,7 @@ def poll(client: github_api.Client, cfg: Config, backend: Backend, store: Branch
     return summary
 
 
-def _stop_stale(client: github_api.Client, backend: Backend, store: BranchStore, log: Log) -> None:
+def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, log: Log) -> None:
     """A job whose PR closed or moved to a new head is stopped and recorded stale (its results would be
     superseded)."""
     heads: dict[int, tuple[str, str]] = {}
@@ -105,8 +105,10 @@ def _stop_stale(client: github_api.Client, backend: Backend, store: BranchStore,
         head, state = heads[record.pr]
         if state != "open" or head != record.commit:
             why = "the pull request was closed" if state != "open" else f"the pull request moved to {head[:12]}"
-            lifecycle.cancel(store, backend, record.environment, record.commit, "stale", why)
+            stopped = lifecycle.cancel(store, backend, record.environment, record.commit, "stale", why)
             log(f"{record.name}: stale ({why})")
+            if stopped is not None:
+                _tell_ended(client, cfg, backend, stopped, log)
 
 
 def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, record: JobRecord,
@@ -120,7 +122,7 @@ def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: Bra
     except (BackendError, result_block.ResultBlockError, ResultsError) as exc:
         summary.problems.append(f"{record.name}: results not accepted: {exc}")
         log(summary.problems[-1])
-        return replace(record, state="failed", reason=f"its results were not accepted: {exc}")
+        return record.moved_to("failed", reason=f"its results were not accepted: {exc}")
     if store.put_result(parsed.environment, parsed.run_id, data, items):
         summary.published.append(parsed.run_id)
     comment_id = record.results_comment
@@ -130,11 +132,11 @@ def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: Bra
                                    f"{parsed.environment}/{parsed.run_id}.json"}
         body = "\n".join([f"<!-- posttrain-arena:results job={record.name} -->",
                           job_comments.results_body(parsed, standing, record, links)])
-        comment_id = writes.post_comment(client, record.pr, body, cfg.bot_login)
+        comment_id = writes.post_unique(client, record.pr, body, cfg.bot_login)
     return replace(record, run_id=parsed.run_id, results_comment=comment_id)
 
 
-def _standing(client: github_api.Client, store: BranchStore, run_id: str) -> object:
+def _standing(client: github_api.Client, store: BranchStore, run_id: str) -> Standing | None:
     """Where the run stands among every record on the state branch."""
     records = []
     for path in github_api.list_files(client, store.branch, RESULTS):
@@ -157,7 +159,7 @@ def _tell_ended(client: github_api.Client, cfg: Config, backend: Backend, record
         log_text = f"(the log could not be read: {exc})"
     marker = f"<!-- posttrain-arena:ended job={record.name} state={record.state} -->"
     assert record.pr is not None
-    writes.post_comment(client, record.pr, f"{marker}\n{job_comments.ended_body(record, log_text)}", cfg.bot_login)
+    writes.post_unique(client, record.pr, f"{marker}\n{job_comments.ended_body(record, log_text)}", cfg.bot_login)
     if record.reply_comment:
         reply = github_api.get_comment(client, record.reply_comment)
         if reply is not None:

@@ -235,8 +235,8 @@ def _tell(env: Mapping[str, str], request: handoff.LaunchRequest, text: str) -> 
 
 
 def poll_jobs(env: Mapping[str, str]) -> int:
-    """The jobs workflow: bring every active job up to date, publish finished results; `published=true` in
-    GITHUB_OUTPUT when results were committed (the site is rebuilt then)."""
+    """The jobs workflow: bring every active job up to date, publish finished results, and start the pages
+    workflow when results were committed (`published=true` in GITHUB_OUTPUT too)."""
     from launch.backends import BackendError
     from launch.skypilot_task import SkyPilotConfigError
 
@@ -254,6 +254,12 @@ def poll_jobs(env: Mapping[str, str]) -> int:
         return 1
     for problem in summary.problems:
         log(problem, warning="arena jobs")
+    if summary.published:
+        try:
+            github_api.dispatch_workflow(client, "pages.yml")  # the site shows the new results
+        except github_api.ApiError as exc:
+            error(f"results were committed but the pages workflow could not be started: {exc}; run it by hand")
+            return 1
     if env.get("GITHUB_OUTPUT"):
         with open(env["GITHUB_OUTPUT"], "a", encoding="utf-8") as handle:
             handle.write(f"published={'true' if summary.published else 'false'}\n")

@@ -51,6 +51,26 @@ def post_comment(client: github_api.Client, pr: int, body: str, bot_login: str) 
     return once(lambda: github_api.create_comment(client, pr, body), find)
 
 
+def post_unique(client: github_api.Client, pr: int, body: str, bot_login: str) -> int:
+    """A comment that must exist exactly once on the PR, however many runs post it at the same moment: found by its
+    marker first; after creating it, the PR is listed again and every copy but the oldest is deleted. Returns the
+    id of the one that stays."""
+    marker = body.split("\n", 1)[0]
+
+    def mine() -> list[int]:
+        return sorted(c.id for c in github_api.list_issue_comments(client, pr)
+                      if is_ours(c, bot_login) and c.body.split("\n", 1)[0] == marker)
+
+    found = mine()
+    if found:
+        return found[0]
+    post_comment(client, pr, body, bot_login)
+    oldest, *copies = mine()
+    for duplicate in copies:
+        github_api.delete_comment(client, duplicate)
+    return oldest
+
+
 def rerun(client: github_api.Client, run_id: int) -> None:
     """Re-run a workflow run once: after an ambiguous failure, or a refusal because it is already running again,
     the run's own state says whether the re-run happened."""

@@ -66,10 +66,12 @@ def _unpack(packed: str) -> dict:
         raise ResultBlockError(f"the result block is corrupt ({exc})") from None
     if len(raw) > MAX_DECODED_BYTES or inflater.unconsumed_tail:
         raise ResultBlockError(f"the result block is larger than {MAX_DECODED_BYTES} bytes")
+    if not inflater.eof:
+        raise ResultBlockError("the result block is corrupt (its compressed stream ends early)")
     try:
         payload = json.loads(raw)
     except ValueError as exc:
-        raise ResultBlockError(f"the result block is not JSON ({exc})") from None
+        raise ResultBlockError(f"the result block is corrupt (not JSON: {exc})") from None
     if not isinstance(payload, dict):
         raise ResultBlockError("the result block is not a JSON object")
     return payload

@@ -132,6 +132,8 @@ def parse_record(data: object, source: str) -> ResultRecord:
     version = data.get("results_version") if isinstance(data, dict) else None
     if version == 2:
         return _parse_v2(data, source)
+    if isinstance(version, int) and not isinstance(version, bool) and version > 2:
+        raise ResultsError(f"{source}: results_version {version}: this arena reads versions 1 and 2; upgrade it")
     validate(data, "results-v1.schema.json", source)
     return _parse_v1(data, source)
 

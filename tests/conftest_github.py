@@ -210,3 +210,17 @@ def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         (package / "environment" / "logo.bin").write_bytes(b"\x00\x01binary\xff")
 
     return {"broken": arena_report(root, mutate=broken), "fixed": arena_report(root)}
+
+
+SAMPLE_FILES = ["environments/sample-task/task.md", "environments/sample-task/verifier.py"]
+
+
+@pytest.fixture
+def passing(world: World, reports: dict[str, Path]) -> int:
+    """A fork PR adding sample-task whose head fake_sha(1) has a passing verdict from run 300."""
+    number, opened = world.open_fork_pr(SAMPLE_FILES, fake_sha(1))
+    assert world.run("pull_request_target", opened) == 0
+    assert world.run("workflow_run", world.run_event(number, run_id=300, conclusion="success"), reports["fixed"]) == 0
+    sticky = world.sticky(number)["body"]
+    assert f"head={fake_sha(1)}" in sticky and "outcome=pass" in sticky, sticky[:300]
+    return number

@@ -40,16 +40,6 @@ def consistent(world: World, number: int, head: str, outcome: str) -> None:
     assert world.status(head)["state"] == state.status
 
 
-@pytest.fixture
-def passing(world: World, reports: dict[str, Path]) -> int:
-    """A fork PR whose head sha(1) has a passing verdict from run 300."""
-    number, opened = world.open_fork_pr(FILES, sha(1))
-    assert world.run("pull_request_target", opened) == 0
-    assert world.run("workflow_run", world.run_event(number, run_id=300, conclusion="success"), reports["fixed"]) == 0
-    consistent(world, number, sha(1), "pass")
-    return number
-
-
 # ----- GitHub performed the write, the bot heard a failure --------------------------------------------------------
 @pytest.mark.parametrize("kind", ["server", "drop"])
 def test_a_sticky_github_created_but_never_confirmed_is_not_created_again(world: World, kind: str) -> None:

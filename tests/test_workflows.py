@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
 SCHEMA = ROOT / "tests" / "fixtures" / "github" / "github-workflow.schema.json"
 PAYLOADS = ROOT / "tests" / "fixtures" / "github" / "payloads"
-NAMES = ("validate.yml", "report.yml", "commands.yml", "pr-events.yml", "pages.yml", "lint.yml")
+NAMES = ("validate.yml", "report.yml", "commands.yml", "pr-events.yml", "pages.yml", "lint.yml", "jobs.yml")
 BOT_LOGIN = "github-actions[bot]"  # the identity of GITHUB_TOKEN, which every bot workflow authenticates with
 
 PR_TRIGGERS = {"pull_request", "pull_request_target", "issue_comment", "workflow_run"}
@@ -40,7 +40,8 @@ PERMISSIONS = {
     ("report.yml", "publish"): {"actions": "read", "contents": "read", "issues": "write", "pull-requests": "write",
                                 "statuses": "write"},
     ("commands.yml", "bot"): {"contents": "read", "issues": "write", "pull-requests": "write", "statuses": "write"},
-    ("commands.yml", "launch"): {"contents": "read", "issues": "read", "id-token": "write"},
+    ("commands.yml", "launch"): {"contents": "write", "issues": "write", "pull-requests": "read", "id-token": "write"},
+    ("jobs.yml", "poll"): {"actions": "write", "contents": "write", "issues": "write", "pull-requests": "read"},
     ("pr-events.yml", "bot"): {"contents": "read", "issues": "write", "pull-requests": "write", "statuses": "write"},
     ("pages.yml", "build"): {"contents": "read", "pages": "read"},
     ("pages.yml", "deploy"): {"pages": "write", "id-token": "write"},
@@ -105,7 +106,7 @@ def require_tool(name: str, package: str, required_in_ci: bool = True) -> str:
 
 
 # ----- the set of workflows ----------------------------------------------------------------------------------------
-def test_the_six_workflows_exist_and_nothing_else() -> None:
+def test_the_seven_workflows_exist_and_nothing_else() -> None:
     assert [p.name for p in workflow_files()] == sorted(NAMES)
 
 
@@ -285,14 +286,26 @@ def test_commands_answer_pr_comments_and_gate_the_launch() -> None:
     assert launch["needs"] == "bot" and launch["if"] == "needs.bot.outputs.train == 'true'"
     assert launch["environment"] == "gpu-training"
     runs = [step.get("run", "").strip() for step in launch["steps"]]
-    confirm = runs.index("arena bot --confirm-launch")
-    assert runs[confirm - 1] == "python -m pip install ." and confirm < len(runs) - 1, "confirm before launching"
-    assert launch["steps"][confirm]["env"]["ARENA_LAUNCH_REQUEST"] == "${{ needs.bot.outputs.request }}"
+    assert runs[-1] == "arena bot --launch" and runs[-2] == "python -m pip install '.[launch]'", (
+        "the last step confirms the request against the PR, then launches")
+    env = launch["steps"][-1]["env"]
+    assert env["ARENA_LAUNCH_REQUEST"] == "${{ needs.bot.outputs.request }}"
+    assert env["ARENA_LAUNCH_BACKEND"] == "skypilot"
     assert {s["uses"].split("@")[0] for s in launch["steps"] if "uses" in s} == {"actions/checkout",
                                                                                 "actions/setup-python"}
-    for step in launch["steps"][confirm + 1:]:
-        assert "uses" not in step, "the launch job runs no third-party code yet"
-        assert set(step.get("env", {}).values()) <= {"${{ needs.bot.outputs.pr }}", "${{ needs.bot.outputs.sha }}"}
+    secrets = {k for k, v in env.items() if "secrets." in v}
+    assert secrets == {"SKYPILOT_SERVICE_ACCOUNT_TOKEN"}, "the launch job holds the API server's token and nothing else"
+
+
+def test_jobs_poll_on_a_schedule_and_start_pages_through_the_bot() -> None:
+    on = load("jobs.yml")["on"]
+    assert "schedule" in on and "workflow_dispatch" in on and load("jobs.yml")["concurrency"]["group"] == "arena-jobs"
+    (poll,) = jobs("jobs.yml").values()
+    assert [s.get("run") for s in poll["steps"] if "run" in s] == ["python -m pip install '.[launch]'",
+                                                                   "arena bot --poll-jobs"]
+    assert poll["environment"] == "arena-jobs" and "id-token" not in poll["permissions"]
+    for step in steps_using("jobs.yml", "actions/checkout"):
+        assert step["with"]["ref"] == DEFAULT_BRANCH
 
 
 def _comment_payload(body: str, login: str = "maintainer", kind: str = "User", on_pr: bool = True) -> dict:
@@ -334,9 +347,12 @@ def test_the_command_filter_and_the_parser_agree_on_any_body(body: str) -> None:
 def test_pages_builds_the_site_and_deploys_it_with_the_official_actions() -> None:
     on = load("pages.yml")["on"]
     assert on["push"]["branches"] == ["main"] and "workflow_dispatch" in on
-    assert {"results/**", "site/**", "leaderboard/**", "scoring/**", "environments/**"} <= set(on["push"]["paths"])
+    assert {"site/**", "leaderboard/**", "scoring/**", "environments/**"} <= set(on["push"]["paths"])
     build = step_running("pages.yml", "arena site build")
     assert "arena site build --out _site" in build["run"]
+    assert "--results state/results --jobs state/jobs" in build["run"]
+    (_, state) = steps_using("pages.yml", "actions/checkout")
+    assert state["with"]["ref"] == "arena-state" and state["with"]["path"] == "state"
     (configure,) = steps_using("pages.yml", "actions/configure-pages")
     assert steps("pages.yml").index(configure) < steps("pages.yml").index(build), "the site's URL comes first"
     assert build["env"] == {"BASE_URL": f"${{{{ steps.{configure['id']}.outputs.base_url }}}}"}
@@ -390,7 +406,8 @@ def test_every_arena_command_the_workflows_run_exists() -> None:
     command = re.compile(r"^\s*arena ([a-z]+)", re.MULTILINE)
     used = {m[1] for name in NAMES for script in run_scripts(name) for m in command.finditer(script)}
     assert used == {"changed", "check", "site", "bot"}
-    assert any("--confirm-launch" in p.opts for p in cli.commands["bot"].params), "the launch job's gate is wired"
+    options = {o for p in cli.commands["bot"].params for o in p.opts}
+    assert {"--confirm-launch", "--launch", "--poll-jobs"} <= options, "the launch job and the poller are wired"
     assert used <= set(cli.commands), f"wire into arena/cli.py: {sorted(used - set(cli.commands))}"
 
 

@@ -142,6 +142,7 @@ class Repo:
     runs: dict[int, dict] = field(default_factory=dict)
     reruns: list[int] = field(default_factory=list)
     branches: dict[str, Branch] = field(default_factory=dict)
+    dispatches: list[tuple[str, str]] = field(default_factory=list)  # (workflow file, ref) started by dispatch
 
     @property
     def full_name(self) -> str:
@@ -835,6 +836,22 @@ def get_tree(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: 
     return 200, {"sha": branch.head, "url": "", "tree": tree, "truncated": False}
 
 
+def get_workflow(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str,
+                 workflow: str) -> tuple[int, Any]:
+    repo = _repo(hub, o, r)
+    api = f"{hub.base_url}/repos/{repo.full_name}/actions/workflows/{workflow}"
+    return 200, {"id": abs(hash(workflow)) % 10**6, "name": workflow.rsplit(".", 1)[0], "path":
+                 f".github/workflows/{workflow}", "state": "active", "url": api, "html_url": api, "badge_url": api}
+
+
+def dispatch(hub: GitHubStandIn, login: str, query: dict, body: Any, o: str, r: str, workflow: str) -> tuple[int, Any]:
+    repo = _repo(hub, o, r)
+    if not body or "ref" not in body:
+        raise HttpError(422, "Invalid request.\n\n\"ref\" wasn't supplied.")
+    repo.dispatches.append((workflow, str(body["ref"])))
+    return 204, None
+
+
 _R = r"/repos/([^/]+)/([^/]+)"
 ROUTES: list[tuple[str, re.Pattern[str], Any]] = [(m, re.compile(p), h) for m, p, h in [
     ("GET", r"/rate_limit", get_rate_limit),
@@ -865,6 +882,8 @@ ROUTES: list[tuple[str, re.Pattern[str], Any]] = [(m, re.compile(p), h) for m, p
     ("GET", _R + r"/contents/(.+)", get_contents),
     ("PUT", _R + r"/contents/(.+)", put_contents),
     ("GET", _R + r"/git/trees/([^/]+)", get_tree),
+    ("GET", _R + r"/actions/workflows/([^/]+)", get_workflow),
+    ("POST", _R + r"/actions/workflows/([^/]+)/dispatches", dispatch),
 ]]
 
 
