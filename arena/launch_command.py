@@ -84,7 +84,8 @@ def launch_command(path: Path, backend_name: str, recipe: str | None, profile: s
         spec = JobSpec(package.name, commit, recipe or ("cpu-small" if backend_name == "local" else
                                                          "qwen3-8b-grpo-lora"), profile, steps=steps,
                        skip_calibration=skip_calibration, requested_by=os.environ.get("USER", "local") or "local",
-                       repository=os.environ.get("ARENA_REPOSITORY"), arena_commit=git_commit(ROOT),
+                       repository=os.environ.get("ARENA_REPOSITORY"),
+                       arena_commit=os.environ.get("ARENA_COMMIT") or git_commit(ROOT),
                        pr=int(os.environ["ARENA_PR"]) if os.environ.get("ARENA_PR") else None)
         budget = Budget.from_env(os.environ)
     except (SpecError, BudgetConfigError) as exc:

@@ -1,6 +1,6 @@
 """The job itself, identical on every backend: contamination gate → `arena train` → `arena score` → the result.
 
-`arena job run` reads its job from the environment (what a SkyPilot task's `envs` and the local backend both set):
+`arena jobs run` reads its job from the environment (what a SkyPilot task's `envs` and the local backend both set):
 
   ARENA_JOB_SPEC         the job description (launch.spec.JobSpec as JSON)
   ARENA_JOB_ENVIRONMENT  the environment package's folder at the job's commit
@@ -40,7 +40,7 @@ PHASES = ("gate", "train", "score")
 
 
 class JobFailed(Exception):
-    """The job stopped; `status` is failed or stopped, `exit_code` what `arena job run` returns."""
+    """The job stopped; `status` is failed or stopped, `exit_code` what `arena jobs run` returns."""
 
     def __init__(self, status: str, reason: str, exit_code: int = 1) -> None:
         super().__init__(reason)
@@ -150,10 +150,10 @@ class JobRun:
         last = next((line for line in reversed(tail) if line.strip()), "no output")
         if code == 3:
             return JobFailed("failed", f"{phase}: the machine lacks something the job needs: {last}", 3)
-        if phase == "gate" and code == 1:
-            verdict = _read_status(self.paths.gate) or {}
+        verdict = (_read_status(self.paths.gate) or {}) if phase == "gate" else {}
+        if code == 1 and verdict.get("verdict") == "flagged":
             counts = ", ".join(f"{k} {v}" for k, v in (verdict.get("counts") or {}).items())
-            return JobFailed("stopped", f"flagged by the contamination gate ({counts or 'see the gate report'})")
+            return JobFailed("stopped", f"flagged by the contamination gate ({counts})")
         if phase == "train" and code == 1:
             manifest = _read_status(self.paths.train / "manifest.json") or {}
             if manifest.get("status") == "stopped":
@@ -221,7 +221,7 @@ def _read_status(path: Path) -> dict | None:
 
 
 def run_from_env(env: Mapping[str, str]) -> int:
-    """`arena job run`: the job described by the environment; returns the exit code."""
+    """`arena jobs run`: the job described by the environment; returns the exit code."""
     missing = [v for v in ("ARENA_JOB_SPEC", "ARENA_JOB_ENVIRONMENT", "ARENA_JOB_OUT", "ARENA_SUITE") if not env.get(v)]
     if missing:
         print(f"arena-job: set {', '.join(missing)} (launch/job_run.py says what each holds)", file=sys.stderr)

@@ -1,5 +1,5 @@
 """The job as a SkyPilot task: one GPU (H200 preferred, H100 accepted), spot with managed recovery, the pinned GPU
-stack installed in `setup`, `run` = `arena job run` (gate → train → score) at the pinned commits.
+stack installed in `setup`, `run` = `arena jobs run` (gate → train → score) at the pinned commits.
 
 Built here as the plain YAML config SkyPilot reads (`sky.Task.from_yaml_config` validates it against SkyPilot's
 own schema; `render_yaml` is what `sky jobs launch` takes by hand). Secrets are named, never valued: their values

@@ -138,7 +138,7 @@ class LocalBackend:
         env = {**os.environ, "ARENA_JOB_SPEC": spec.to_json(), "ARENA_JOB_ENVIRONMENT": str(environment),
                "ARENA_JOB_OUT": str(out), "ARENA_SUITE": str(self.suite.resolve()), "PYTHONUNBUFFERED": "1"}
         with open(folder / "log", "a", encoding="utf-8") as log:
-            process = subprocess.Popen([sys.executable, "-m", "arena", "job", "run"], env=env, stdout=log,
+            process = subprocess.Popen([sys.executable, "-m", "arena", "jobs", "run"], env=env, stdout=log,
                                        stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         self._children[process.pid] = process
         write_json_atomic(folder / "process", {"pid": process.pid, "started": _start_ticks(process.pid)})
