@@ -30,6 +30,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.engine)
 
 
+SLOW_REPORT_S = 60.0
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """Name every test that takes a minute or more as it finishes, so a long CI log shows where the time went even
+    when the run is cut short before pytest's own --durations table."""
+    if report.when in ("setup", "call") and report.duration >= SLOW_REPORT_S:
+        print(f"\n[slow] {report.nodeid} ({report.when}): {report.duration:.0f} s", flush=True)
+
+
 def arena_resources(client: object, owner: str = OWNER) -> tuple[list, list]:
     """An owner's (default: this run's) arena containers and snapshot images still on the engine."""
     label = [f"{LABEL_MANAGED}=true", f"{LABEL_OWNER}={owner}"]

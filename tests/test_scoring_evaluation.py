@@ -59,6 +59,7 @@ def test_pairing_excludes_an_item_whose_verifier_failed_in_either_arm() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.timeout(1800)  # its fixture prepares the small model when no earlier test did (about 10 minutes)
 def test_scoring_writes_a_record_whose_numbers_follow_from_the_episodes(engine: object, tmp_path: Path,
                                                                        trained_run: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,6 +104,7 @@ def test_scoring_writes_a_record_whose_numbers_follow_from_the_episodes(engine: 
     assert (tmp_path / "other" / "episodes.jsonl").read_text().count("\n") == 5
 
 
+@pytest.mark.timeout(1800)
 def test_bad_inputs_say_what_to_pass(tmp_path: Path, trained_run: Path) -> None:
     suite = load_suite(make_suite(tmp_path / "suite", domains=("finance", "healthcare", "law-government",
                                                               "office-documents", "math-planning")))

@@ -18,7 +18,7 @@ from tests.conftest import OWNER
 ROOT = Path(__file__).resolve().parent.parent
 ECHO_WORD = ROOT / "tests" / "fixtures" / "training" / "echo-word"
 ARENA = str(Path(sys.executable).parent / "arena")
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(3600)]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2100)]
 
 
 def wait_for(path: Path, process: subprocess.Popen, timeout_s: float) -> None:
