@@ -1,7 +1,8 @@
-"""Job states from the launch system, read as untrusted data: `<jobs dir>/<environment>/<commit>.json`.
+"""Job states from the launch system, read as untrusted data: `<jobs dir>/<environment>/<commit>.json`, the records
+launch.state writes (the fields the site shows):
 
     {"job_version": 1, "environment", "commit", "pr", "state", "backend", "requested_by", "requested_at",
-     "updated_at"}
+     "updated_at", ...}
 
 A file that breaks the shape is skipped with a warning naming it and the field.
 """
@@ -12,14 +13,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from launch.spec import COMMIT, LOGIN
+from launch.state import ACTIVE_STATES, BACKENDS, STATES
 from leaderboard.untrusted import parsed_files, text_field
+from taskpkg.scaffold import NAME_PATTERN as NAME
 
-STATES = ("queued", "running", "succeeded", "failed", "cancelled", "stale")
-ACTIVE_STATES = frozenset({"queued", "running"})
-BACKENDS = ("skypilot", "local")
-NAME = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
-COMMIT = re.compile(r"^[0-9a-f]{40}$")
-LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})$")
 TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9]{2}:[0-9]{2})$")
 
 

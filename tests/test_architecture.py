@@ -20,7 +20,7 @@ ALLOWED: dict[str, set[str]] = {
     "training": {"taskpkg", "sandbox", "agents"},
     "launch": {"taskpkg"},
     "bot": {"taskpkg", "validators", "launch", "scoring"},
-    "leaderboard": {"taskpkg", "scoring"},
+    "leaderboard": {"taskpkg", "scoring", "launch"},
     "interop": {"taskpkg"},
     "arena": {"taskpkg", "sandbox", "agents", "validators", "scoring", "training", "launch", "bot", "leaderboard",
               "interop"},
