@@ -16,6 +16,7 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
@@ -31,6 +32,7 @@ STATES = ("queued", "running", "succeeded", "failed", "cancelled", "stale")
 ACTIVE_STATES = frozenset({"queued", "running"})
 BACKENDS = ("skypilot", "local")
 MAX_RECORD_BYTES = 64 * 1024
+TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9]{2}:[0-9]{2})$")
 
 
 class Conflict(Exception):
@@ -47,13 +49,13 @@ class JobRecord:
 
     environment: str
     commit: str
-    pr: int | None
     state: str
     backend: str
     requested_by: str
     requested_at: str
     updated_at: str
-    name: str
+    pr: int | None = None
+    name: str = ""  # the backend's job name (launch.spec.JobSpec.name); every record launch writes has one
     attempt: int = 1
     backend_job: str | None = None
     spec: str | None = None
@@ -88,7 +90,7 @@ class JobRecord:
     def new(cls, spec: JobSpec, backend: str, reply_comment: int | None = None) -> JobRecord:
         """A queued record for a job about to be launched."""
         stamp = now_iso()
-        return cls(spec.environment, spec.commit, spec.pr, "queued", backend, spec.requested_by, stamp, stamp,
+        return cls(spec.environment, spec.commit, "queued", backend, spec.requested_by, stamp, stamp, spec.pr,
                    spec.name, spec.attempt, spec=spec.to_json(), reply_comment=reply_comment)
 
 
@@ -111,25 +113,28 @@ def parse_record(data: object) -> JobRecord:
     except TypeError as exc:
         raise RecordError(f"missing field ({exc})") from None
     checks = {
-        "environment": isinstance(record.environment, str) and NAME_PATTERN.match(record.environment),
+        "environment": isinstance(record.environment, str) and len(record.environment) <= 64
+        and NAME_PATTERN.match(record.environment),
         "commit": isinstance(record.commit, str) and COMMIT.match(record.commit),
         "pr": record.pr is None or (type(record.pr) is int and record.pr >= 1),
         "state": record.state in STATES,
         "backend": record.backend in BACKENDS,
         "requested_by": isinstance(record.requested_by, str) and LOGIN.match(record.requested_by),
-        "name": isinstance(record.name, str) and 0 < len(record.name) <= 63,
+        "name": isinstance(record.name, str) and len(record.name) <= 63,
         "attempt": type(record.attempt) is int and record.attempt >= 1,
         "gpu_hours": type(record.gpu_hours) in (int, float) and 0 <= record.gpu_hours < 1e6,
         "reply_comment": record.reply_comment is None or type(record.reply_comment) is int,
         "results_comment": record.results_comment is None or type(record.results_comment) is int,
     }
-    for key in ("requested_at", "updated_at", "backend_job", "reason", "run_id", "spec"):
+    for key in ("requested_at", "updated_at"):
+        checks[key] = isinstance(getattr(record, key), str) and TIMESTAMP.match(getattr(record, key))
+    for key in ("backend_job", "reason", "run_id", "spec"):
         value = getattr(record, key)
-        checks[key] = (value is None and key not in ("requested_at", "updated_at")) or (
-            isinstance(value, str) and len(value) <= 4096)
+        checks[key] = value is None or (isinstance(value, str) and len(value) <= 4096)
     wrong = [key for key, ok in checks.items() if not ok]
     if wrong:
-        raise RecordError(f"{wrong[0]}: missing or not valid")
+        raise RecordError(f"{wrong[0]}: missing or not valid (states: {', '.join(STATES)}; backends: "
+                          f"{', '.join(BACKENDS)})")
     if record.spec is not None:
         try:
             JobSpec.from_json(record.spec)

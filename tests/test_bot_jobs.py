@@ -290,7 +290,7 @@ def test_polling_many_jobs_asks_the_backend_once(world: World, passing: int) -> 
     store = BranchStore(gh)
     for n in range(2, 7):
         stamp = "2026-12-01T00:00:00Z"
-        record = JobRecord("sample-task", sha(100 + n), passing, "running", "local", "maintainer", stamp, stamp,
+        record = JobRecord("sample-task", sha(100 + n), "running", "local", "maintainer", stamp, stamp, passing,
                            f"arena-sample-task-{n}", backend_job=f"x{n}")
         store.create(record)
     backend.calls = 0

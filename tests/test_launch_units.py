@@ -93,7 +93,7 @@ def test_a_compressed_bomb_is_refused_before_it_is_inflated() -> None:
 def record(state: str = "running", gpu_hours: float = 0.0, commit: str = SHA, updated: str | None = None,
            environment: str = "echo-word") -> JobRecord:
     stamp = updated or datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-    return JobRecord(environment, commit, 7, state, "local", "maintainer", stamp, stamp, f"arena-{environment}",
+    return JobRecord(environment, commit, state, "local", "maintainer", stamp, stamp, 7, f"arena-{environment}",
                      gpu_hours=gpu_hours)
 
 
