@@ -23,7 +23,7 @@ from launch import lifecycle, result_block
 from launch.backends import Backend, BackendError, BackendJob
 from launch.budget import Budget
 from launch.spec import JobSpec
-from launch.state import JobRecord
+from launch.state import JobRecord, Stored
 from scoring.ranking import Standing, standings
 from scoring.results import ResultsError, accept_job_result, parse_record
 
@@ -77,12 +77,12 @@ class PollSummary:
 def poll(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, log: Log) -> PollSummary:
     """Stop jobs whose PR moved on, bring every active record up to date (one backend call), publish results."""
     summary = PollSummary()
-    _stop_stale(client, cfg, backend, store, log)
+    records = _stop_stale(client, cfg, backend, store, log)
 
     def on_finished(record: JobRecord, job: BackendJob) -> JobRecord:
         return _accept(client, cfg, backend, store, record, job, summary, log)
 
-    for change in lifecycle.refresh(store, backend, on_finished=on_finished):
+    for change in lifecycle.refresh(store, backend, on_finished=on_finished, records=records):
         after = change.after
         summary.moved.append(f"{after.name}: {change.before.state} -> {after.state}")
         log(summary.moved[-1])
@@ -91,13 +91,18 @@ def poll(client: github_api.Client, cfg: Config, backend: Backend, store: Branch
     return summary
 
 
-def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, log: Log) -> None:
+def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore,
+                log: Log) -> list[Stored]:
     """A job whose PR closed or moved to a new head is stopped and recorded stale (its results would be
-    superseded)."""
+    superseded). Returns the records still active (read once for the whole poll)."""
     heads: dict[int, tuple[str, str]] = {}
+    still: list[Stored] = []
     for stored in store.all():
         record = stored.record
-        if not record.active or record.pr is None or record.backend != backend.name:
+        if not record.active or record.backend != backend.name:
+            continue
+        if record.pr is None:
+            still.append(stored)
             continue
         if record.pr not in heads:
             pull = github_api.get_pull(client, record.pr)
@@ -109,6 +114,9 @@ def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store:
             log(f"{record.name}: stale ({why})")
             if stopped is not None:
                 _tell_ended(client, cfg, backend, stopped, log)
+        else:
+            still.append(stored)
+    return still
 
 
 def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, record: JobRecord,

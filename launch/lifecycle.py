@@ -93,11 +93,14 @@ class Change:
 
 
 def refresh(store: JobStore, backend: Backend, now: datetime | None = None,
-            on_finished: Callable[[JobRecord, BackendJob], JobRecord] | None = None) -> list[Change]:
+            on_finished: Callable[[JobRecord, BackendJob], JobRecord] | None = None,
+            records: list[Stored] | None = None) -> list[Change]:
     """Bring every active record of this backend up to date with one backend call. `on_finished` may enrich a
-    record that succeeded (the bot publishes its results there) before it is written."""
+    record that succeeded (the bot publishes its results there) before it is written; `records` saves reading the
+    store again when the caller just read it."""
     now = now or datetime.now(UTC)
-    active = [s for s in store.all() if s.record.active and s.record.backend == backend.name]
+    active = [s for s in (store.all() if records is None else records)
+              if s.record.active and s.record.backend == backend.name]
     if not active:
         return []
     jobs = backend.states([s.record.name for s in active])
