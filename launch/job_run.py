@@ -81,8 +81,8 @@ def phase_commands(spec: JobSpec, paths: JobPaths) -> dict[str, list[str]]:
         train += ["--steps", str(spec.steps)]
     if spec.skip_calibration:
         train.append("--skip-calibration")
-    if (paths.train / "checkpoints").is_dir():
-        train.append("--resume")
+    if paths.train.is_dir() and any(paths.train.iterdir()):
+        train.append("--resume")  # an earlier run of this job began training: go on from its newest checkpoint
     score = ["score", env, "--suite", suite, "--adapter", str(paths.train / "adapter"), "--training-manifest",
              str(paths.train / "manifest.json"), "--out", str(paths.score), "--profile", spec.profile, "--backend",
              spec.score_backend, "--gate", str(paths.gate), "--commit", spec.commit]

@@ -207,6 +207,8 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
         log.forget_after(resumed_at)
         progress.say(f"resuming from {checkpoint.name}")
         manifest["resumed_from_step"] = resumed_at
+    elif options.resume:
+        log.forget_after(0)  # killed before its first checkpoint: it starts over, its earlier lines go
     chat = chat_settings(recipe, recipe["grpo"]["max_completion_length"])
     pool = RolloutPool(sandbox, package, chat.tools, recipe["episodes"]["concurrency"])
     try:
