@@ -69,7 +69,9 @@ class Tracker:
 
     def remove_image(self, image_id: str) -> None:
         """Remove one image (gone already is fine; a busy engine gets a second try, then the sweep)."""
-        _remove(lambda: self.client.api.remove_image(image_id, force=True, noprune=False))
+        # noprune: a snapshot's parent is another tracked image (an initial state others still start from), removed
+        # on its own when released; never prune it with its child.
+        _remove(lambda: self.client.api.remove_image(image_id, force=True, noprune=True))
         with self._lock:
             self._images.discard(image_id)
 

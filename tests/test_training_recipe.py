@@ -38,7 +38,7 @@ def test_the_shipped_recipes_load_and_every_value_is_explicit() -> None:
 
 @pytest.mark.parametrize(("old", "new", "said"), [
     ("  num_generations: 4\n", "  num_generations: 4\n  num_generation: 4\n", "unknown key num_generation in grpo"),
-    ("  learning_rate: 0.0002\n", "  learning_rate: fast\n", "grpo.learning_rate: 'fast' is not of type 'number'"),
+    ("  learning_rate: 0.003\n", "  learning_rate: fast\n", "grpo.learning_rate: 'fast' is not of type 'number'"),
     ("  steps: 4\n", "", "'steps' is a required property"),
     ("  micro_batch_size: 4\n", "  micro_batch_size: 3\n", "not a multiple of micro_batch_size 3"),
     ("  backend: transformers\n", "  backend: vllm\n", "vLLM generation needs hardware.accelerator: gpu"),

@@ -83,18 +83,13 @@ def resolve_turns(source: SourceTask, top: Table, prompts: Prompts, policy: tupl
     roles = top.table("agents").table("roles")
     role_names = [str(name) for name in roles.data]
     roles.read.update(roles.data)
-    scenes = top.get("scenes") or []
-    if not isinstance(scenes, list):
-        raise InteropError("task.md", "'scenes' must be a list", "Write scenes as a YAML list.",
-                           top.locator.line(("scenes",)))
     turns: list[Turn] = []
-    for index, raw in enumerate(scenes):
+    for index, raw in enumerate(top.array("scenes")):
         scene = Table(raw, ("scenes", index), top.locator, source)
         name = scene.text("name") or f"scene-{index}"
-        raw_turns = scene.get("turns") or []
-        listed = scene.get("roles") or [t if isinstance(t, str) else t.get("role") for t in raw_turns] or role_names
-        pairs = [(t, None) if isinstance(t, str) else (str(t.get("role")), t.get("prompt")) for t in raw_turns] \
-            or [(str(role), None) for role in listed]
+        raw_turns = [_turn(scene, i, t) for i, t in enumerate(scene.array("turns"))]
+        listed = scene.array("roles") or [role for role, _ in raw_turns] or role_names
+        pairs = raw_turns or [(str(role), None) for role in listed]
         for role, text in pairs:
             parts = {"base": prompts.instruction, "role": prompts.roles.get(role), "scene": prompts.scenes.get(name),
                      "turn": text}
@@ -116,6 +111,18 @@ def resolve_turns(source: SourceTask, top: Table, prompts: Prompts, policy: tupl
     if prompts.persona is not None or top.has("user"):
         top.lose("user", "(a simulated user) is not supported: arena scripted roles speak fixed text")
         source.lost("task.md", "the user persona prompt is not used: arena scripted roles speak fixed text")
+
+
+def _turn(scene: Table, index: int, raw: object) -> tuple[str, str | None]:
+    """One turn of a scene: a role name alone, or {role, prompt}; InteropError naming it otherwise."""
+    if isinstance(raw, str):
+        return raw, None
+    if isinstance(raw, dict) and isinstance(raw.get("role"), str):
+        prompt = raw.get("prompt")
+        return raw["role"], prompt if isinstance(prompt, str) else None
+    raise InteropError("task.md", f"'{'.'.join(map(str, (*scene.path, 'turns', index)))}' must be a role name or a "
+                       "table with role and prompt", "Write the turn as `- role` or `- {role: ..., prompt: ...}`.",
+                       scene.locator.line((*scene.path, "turns", index)))
 
 
 def _compose(parts: dict[str, str | None], mode: str, order: tuple[str, ...]) -> str:

@@ -43,7 +43,7 @@ def read_harbor(root: Path) -> SourceTask:
     sections.read_solution(top.table("solution"))
     top.lose("source", "(where the task came from) has no native key; dropped")
     sections.read_artifacts(top)
-    steps = top.get("steps") or []
+    steps = top.array("steps")
     strategy = top.get("multi_step_reward_strategy")
     top.report_unread()
     source.environment_dir = task_folder(root, "environment")

@@ -21,11 +21,11 @@ def read_package(task: Table) -> None:
         source.version = Sourced(task.text("version"), task.where("version"))
     if task.has("description"):
         source.title = Sourced(task.text("description"), task.where("description"))
-    for index, author in enumerate(task.get("authors", [])):
+    for index, author in enumerate(task.items("authors")):
         if isinstance(author, dict) and author.get("name"):
             where = task.locator.where((*task.path, "authors", index))
             source.authors.append(SourceAuthor(str(author["name"]), _handle(author), where))
-    source.tags += [Sourced(k, task.where("keywords")) for k in task.get("keywords", []) if isinstance(k, str)]
+    source.tags += [Sourced(k, task.where("keywords")) for k in task.items("keywords") if isinstance(k, str)]
     task.report_unread()
 
 
@@ -52,9 +52,7 @@ def read_metadata(meta: Table) -> None:
         for item in value if isinstance(value, list) else [value]:
             if isinstance(item, str) and item.strip():
                 source.domain_hints.append((f"{_label(meta)}.{key}", Sourced(item.strip(), meta.where(key))))
-    tags = meta.get("tags", [])
-    source.tags += [Sourced(t, meta.where("tags")) for t in (tags if isinstance(tags, list) else [tags])
-                    if isinstance(t, str)]
+    source.tags += [Sourced(t, meta.where("tags")) for t in meta.items("tags") if isinstance(t, str)]
     if meta.has("license"):
         source.license = Sourced(meta.text("license"), meta.where("license"))
     if meta.has("title") and source.title is None:

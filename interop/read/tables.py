@@ -118,6 +118,19 @@ class Table:
         value = self.data.get(key)
         return default if value is None else value
 
+    def items(self, key: str) -> list:
+        """A list value (empty when absent); a single value stands for a list of one (`tags = "x"`)."""
+        value = self.get(key, [])
+        return value if isinstance(value, list) else [value]
+
+    def array(self, key: str) -> list:
+        """A value that must be a list (empty when absent); InteropError naming the key otherwise."""
+        value = self.get(key, [])
+        if not isinstance(value, list):
+            raise InteropError(self.locator.file, f"'{dotted((*self.path, key))}' is {value!r}, not a list",
+                               "Give a list ([...] or [[...]] tables).", self.locator.line((*self.path, key)))
+        return value
+
     def table(self, key: str) -> Table:
         """A sub-table (empty when absent)."""
         return Table(self.get(key), (*self.path, key), self.locator, self.source)

@@ -70,9 +70,7 @@ def _metadata(source: SourceTask, top: Table) -> None:
     for key in ("domain", "category", "subcategory", "field", "subfield"):
         if isinstance(top.get(key), str) and top.text(key).strip():
             source.domain_hints.append((key, Sourced(top.text(key).strip(), top.where(key))))
-    tags = top.get("tags", [])
-    source.tags += [Sourced(t, top.where("tags")) for t in (tags if isinstance(tags, list) else [tags])
-                    if isinstance(t, str)]
+    source.tags += [Sourced(t, top.where("tags")) for t in top.items("tags") if isinstance(t, str)]
     for key, native in (("max_agent_timeout_sec", "agent_timeout_s"), ("max_test_timeout_sec", "verifier_timeout_s")):
         value = top.number(key)
         if value is not None:
