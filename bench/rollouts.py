@@ -50,7 +50,8 @@ def bare_episode(sandbox: Sandbox, package: TaskPackage, state: InitialState) ->
     client, limits = sandbox.client, package.limits
     resources = dict(network_mode="none", mem_limit=f"{limits.memory_mb}m", nano_cpus=int(limits.cpus * 1e9),
                      pids_limit=limits.pids, cap_drop=["ALL"], security_opt=["no-new-privileges"])
-    agent = client.containers.run(state.image, ["sleep", "infinity"], detach=True, user="0", **resources)
+    agent = client.containers.run(state.image, entrypoint=["sleep", "infinity"], detach=True, user="0",
+                                  **resources)  # the snapshot keeps the entrypoint it was committed with
     snapshot = verifier = None
     try:
         for command in COMMANDS:

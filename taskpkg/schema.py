@@ -7,6 +7,7 @@ import json
 from functools import cache
 from importlib import resources
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
@@ -34,6 +35,12 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(task_schema())
 
 
+@cache
+def _fast_validator() -> jsonschema_rs.Draft202012Validator:
+    """A compiled validator: a valid frontmatter (the common case) passes it alone; jsonschema explains the rest."""
+    return jsonschema_rs.Draft202012Validator(task_schema())
+
+
 def dotted(path: tuple) -> str:
     """Render a JSON path like `limits.cpus` or `authors[0].github`."""
     out = ""
@@ -53,6 +60,8 @@ def validate_frontmatter(document: YamlDocument, file: str) -> list[Diagnostic]:
     if isinstance(data, dict) and "schema_version" in data and data["schema_version"] != SCHEMA_VERSION:
         return [ARENA120.found(file, document.line_of(("schema_version",)), value=_short(data["schema_version"]),
                                version=SCHEMA_VERSION)]
+    if _fast_validator().is_valid(data):
+        return []
     errors = sorted(_validator().iter_errors(data), key=lambda e: (list(map(str, e.absolute_path)), e.validator))
     found: list[Diagnostic] = []
     for error in errors:
