@@ -62,7 +62,7 @@ def bare_episode(sandbox: Sandbox, package: TaskPackage, state: InitialState) ->
         for data in package.verifier_data:
             files += folder_files(package.root / data, f"{VERIFIER_DIR}/{data.rstrip('/')}")
         verifier = client.containers.create(
-            snapshot.id, ["sh", "-c", f"mkdir -p /arena/output && python3 -I {VERIFIER}"], user="0",
+            snapshot.id, entrypoint=["sh", "-c", f"mkdir -p /arena/output && python3 -I {VERIFIER}"], user="0",
             environment={"ARENA_INSTANCE": str(state.instance), "ARENA_WORKSPACE": "/workspace",
                          "ARENA_OUTPUT": OUTPUT}, **resources)
         verifier.put_archive("/", _tar(files))
