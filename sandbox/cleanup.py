@@ -23,6 +23,12 @@ class Leftover:
     package: str
 
 
+def labelled_images(client: docker.DockerClient, label: list[str]) -> list[dict]:
+    """The engine's listing of images with these labels, as one call: no inspect per image, so an image another
+    process removes mid-listing cannot fail it (the SDK's `images.list` inspects each and raises)."""
+    return client.api.images(filters={"label": label})
+
+
 def leftovers(client: docker.DockerClient, include_images: bool = False, owner: str | None = None,
               session: str | None = None, package: str | None = None) -> list[Leftover]:
     """Arena containers, then arena images (snapshots always; cached builds with include_images), optionally only
@@ -34,10 +40,11 @@ def leftovers(client: docker.DockerClient, include_images: bool = False, owner: 
     for container in client.containers.list(all=True, sparse=True, filters={"label": label}):
         labels = container.attrs.get("Labels") or {}  # a sparse listing: no inspect per container
         found.append(Leftover("container", container.id, labels.get(LABEL_KIND, "?"), labels.get(LABEL_PACKAGE, "")))
-    for image in client.images.list(filters={"label": label}):
-        kind = image.labels.get(LABEL_KIND, "?")
+    for image in labelled_images(client, label):
+        labels = image.get("Labels") or {}
+        kind = labels.get(LABEL_KIND, "?")
         if kind not in KEPT_KINDS or include_images:
-            found.append(Leftover("image", image.id, kind, image.labels.get(LABEL_PACKAGE, "")))
+            found.append(Leftover("image", image["Id"], kind, labels.get(LABEL_PACKAGE, "")))
     return found
 
 

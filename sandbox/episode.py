@@ -6,6 +6,7 @@ Every container and snapshot a Sandbox makes is removed on every exit path.
 from __future__ import annotations
 
 import io
+import itertools
 import tarfile
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ class Sandbox:
         self.tracker = Tracker(self.client)
         self._images: dict[str, BuiltImage] = {}
         self._tags: dict[int, tuple[TaskPackage, str]] = {}  # by identity: equal packages may differ on disk
+        self._commits = itertools.count()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -121,8 +123,10 @@ class Sandbox:
 
     def commit_snapshot(self, container: Container, package: TaskPackage) -> str:
         """Commit a container's filesystem as a tracked snapshot image (removed with the sandbox); returns its id."""
+        # One tag per commit: a container committed twice (its initial state, then its final one) must not move the
+        # first snapshot's tag to the second, which would leave the first untagged for the engine to prune.
         image_id = self.client.api.commit(container.id, repository=SNAPSHOT_REPOSITORY,
-                                          tag=f"{self.session}-{container.id[:12]}",
+                                          tag=f"{self.session}-{container.id[:12]}-{next(self._commits)}",
                                           conf={"Labels": labels("snapshot", self.session, package.name)})["Id"]
         self.tracker.add_image(image_id)
         return image_id

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from sandbox.cleanup import collect_garbage
+from sandbox.cleanup import collect_garbage, labelled_images
 from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, OWNER_VARIABLE, EngineUnavailable, connect
 from sandbox.episode import Sandbox
 
@@ -44,8 +44,8 @@ def arena_resources(client: object, owner: str = OWNER) -> tuple[list, list]:
     """An owner's (default: this run's) arena containers and snapshot images still on the engine."""
     label = [f"{LABEL_MANAGED}=true", f"{LABEL_OWNER}={owner}"]
     containers = client.containers.list(all=True, sparse=True, filters={"label": label})  # type: ignore[attr-defined]
-    snapshots = [i for i in client.images.list(filters={"label": label})  # type: ignore[attr-defined]
-                 if i.labels.get(LABEL_KIND) == "snapshot"]
+    snapshots = [image for image in labelled_images(client, label)  # type: ignore[arg-type]
+                 if (image.get("Labels") or {}).get(LABEL_KIND) == "snapshot"]
     return containers, snapshots
 
 
@@ -80,4 +80,4 @@ def nothing_left_behind() -> Iterator[None]:
     leaked, snapshots = arena_resources(client)
     collect_garbage(client, include_images=True, owner=OWNER)
     assert not leaked, f"containers leaked by the test suite: {[c.id[:12] for c in leaked]}"
-    assert not snapshots, f"snapshot images leaked by the test suite: {[i.tags for i in snapshots]}"
+    assert not snapshots, f"snapshot images leaked by the test suite: {[i.get('RepoTags') for i in snapshots]}"

@@ -115,4 +115,4 @@ def test_a_closed_session_leaves_nothing_and_is_not_verified(engine: object, tmp
         box.tracker.remove_all()
         containers, snapshots = arena_resources(engine)
         assert not [c for c in containers if c.labels.get(LABEL_SESSION) == box.session]
-        assert not [i for i in snapshots if i.labels.get(LABEL_SESSION) == box.session]
+        assert not [i for i in snapshots if (i.get("Labels") or {}).get(LABEL_SESSION) == box.session]

@@ -185,7 +185,7 @@ def test_initial_state_is_shared_without_the_agents_files(engine: object, sandbo
     assert int(count) == first.prompt_values["count"] and looked.prompt_values == first.prompt_values
     assert owner == "1000"
     deadline = time.monotonic() + 30
-    while state.image in {image.id for image in engine.images.list(all=True)}:  # type: ignore[attr-defined]
+    while state.image in engine.api.images(all=True, quiet=True):  # type: ignore[attr-defined]
         assert time.monotonic() < deadline, "a released initial state was not removed"
         time.sleep(0.2)
 
