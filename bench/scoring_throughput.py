@@ -1,17 +1,20 @@
 """Benchmark: evaluation throughput through the harness against the same model generating the same tokens alone.
 
-The harness side plays N episodes of a package with the small model on the CPU through `agents.chat` (the sandbox,
-the tools, rendering, parsing, verification in a fresh container), recording every reply's prompt and length. The
-bare side then makes the same model generate exactly the same number of tokens for each of those prompts, with no
-sandbox. Both run in one process on the same cores; overhead = harness time / bare time - 1 (target: at most 20%).
+The harness side is one arm of `arena score` as it runs: `scoring.evaluation.play_arm` with the default
+concurrency plays a profile's items of the sample suite with the small model on the CPU (the sandbox, the tools,
+rendering, parsing, verification in a fresh container, the episode log), recording every reply's prompt and length.
+The bare side then makes the same model generate exactly the same number of tokens for each of those prompts, one
+after another, with no sandbox. Both run in one process on the same cores; overhead = harness time / bare time - 1
+(target: at most 20%).
 
-    .venv/bin/python bench/scoring_throughput.py [--package tests/fixtures/training/echo-word] [--episodes 6]
+    .venv/bin/python bench/scoring_throughput.py [--profile quick] [--suite suites/sample/suite.yaml]
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,10 +24,11 @@ sys.path.insert(0, str(ROOT))
 
 from agents.backends import Reply, Sampling, template_options  # noqa: E402
 from agents.backends.local import LocalBackend  # noqa: E402
-from agents.chat import ChatSettings, run_chat_episode  # noqa: E402
 from agents.models import small_model  # noqa: E402
 from sandbox.episode import Sandbox  # noqa: E402
-from taskpkg.loader import load_package  # noqa: E402
+from scoring.evaluation import PROFILES, EpisodeLog, play_arm, selected_items  # noqa: E402
+from scoring.score_run import ScoreOptions  # noqa: E402
+from scoring.suite import load_suite  # noqa: E402
 
 
 @dataclass
@@ -59,25 +63,25 @@ def bare_seconds(backend: LocalBackend, calls: list[tuple[list[dict], list[dict]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--package", default=str(ROOT / "tests" / "fixtures" / "training" / "echo-word"))
-    parser.add_argument("--episodes", type=int, default=6)
-    parser.add_argument("--max-new-tokens", type=int, default=48)
+    parser.add_argument("--suite", type=Path, default=ROOT / "suites" / "sample" / "suite.yaml")
+    parser.add_argument("--profile", choices=sorted(PROFILES), default="quick")
     args = parser.parse_args()
-    package = load_package(Path(args.package)).package
-    assert package is not None
+    suite, profile = load_suite(args.suite), PROFILES[args.profile]
+    items = selected_items(suite, profile)
     backend = Recording(LocalBackend(small_model().path))
-    with Sandbox() as sandbox:
-        sandbox.image(package)
+    concurrency = ScoreOptions(Path(), Path(), Path()).concurrency
+    with Sandbox() as sandbox, tempfile.TemporaryDirectory() as scratch:
+        for package in suite.packages.values():
+            sandbox.image(package)  # built (or found) before the clock starts, as a scored run finds them cached
         started = time.perf_counter()
-        for episode in range(args.episodes):
-            settings = ChatSettings(Sampling(max_new_tokens=args.max_new_tokens, seed=episode),
-                                    max_episode_tokens=2 * args.max_new_tokens)
-            run_chat_episode(sandbox.open_episode(package, episode, "bench"), backend, settings)
+        outcomes = play_arm(sandbox, suite, items, "bench", backend, profile, EpisodeLog(Path(scratch) / "log.jsonl"),
+                            concurrency)
         harness = time.perf_counter() - started
     bare = bare_seconds(backend.inner, backend.calls)
     tokens = sum(c[3] for c in backend.calls)
-    print(f"{args.episodes} episodes, {len(backend.calls)} replies, {tokens} tokens generated")
-    print(f"harness: {harness:.1f} s ({args.episodes / harness * 60:.1f} items/min); bare generation of the same "
+    print(f"{len(outcomes)} episodes ({len(items)} items x {profile.samples}, profile {profile.name}, "
+          f"concurrency {concurrency}), {len(backend.calls)} replies, {tokens} tokens generated")
+    print(f"harness: {harness:.1f} s ({len(outcomes) / harness * 60:.1f} items/min); bare generation of the same "
           f"tokens: {bare:.1f} s; overhead {harness / bare - 1:+.1%} (target at most +20%)")
 
 

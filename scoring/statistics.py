@@ -15,6 +15,10 @@ Pure numpy, no I/O. Definitions (docs in scoring/README.md):
   deviations are scaled back up by sqrt(m / (m − 1)) (the rescaled bootstrap for stratified samples), then the
   percentile interval is read off. Chunks of replicates draw from child seeds of one SeedSequence, so the result
   depends on the seed only, never on the number of threads.
+- **Drawing.** Two exact shortcuts, neither changing the distribution: a domain of single items on a lattice
+  (binary rewards) draws its mean from the exact bootstrap distribution (`LatticeMean`); any other domain looks its
+  draws up k at a time in a table of every k-tuple's sum (`TupleSums`): one uniform index below m**k is k
+  independent uniform unit draws, so k times fewer random numbers and lookups.
 - **p-value.** Two-sided, from a paired sign-flip permutation test over the same units: under "no effect" the two
   arms of an item are exchangeable, so each unit's summed difference is equally likely to have either sign.
   p = (1 + #{|Δ*| ≥ |Δ|}) / (1 + B), which never reports 0.
@@ -23,6 +27,7 @@ Pure numpy, no I/O. Definitions (docs in scoring/README.md):
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -33,8 +38,9 @@ import numpy as np
 
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
-CHUNK_DRAWS = 1 << 16  # unit draws per chunk: big enough to amortise numpy's per-call cost, small enough for caches
+CHUNK_DRAWS = 1 << 19  # unit draws per chunk: big enough to amortise numpy's per-call cost, few enough to share out
 MIN_CHUNK = 256
+INDEX_SPAN = 1 << 16  # indices below this are drawn as 16-bit pieces of raw random words
 IMPROVES, NO_CHANGE, HURTS = "improves", "no_detectable_change", "hurts"
 SIGN_FLIP_STREAM = 0x5F11  # the permutation test draws from its own stream of the seed
 T = TypeVar("T")
@@ -109,11 +115,43 @@ def make_layout(domains: Sequence[str], clusters: Sequence[str | None], order: S
                   tuple(clustered))
 
 
+def uniform_indices(rng: np.random.Generator, length: int, shape: tuple[int, ...]) -> np.ndarray:
+    """Independent uniform integers below length, as intp, exactly uniform and cheap for length ≤ 2**16.
+
+    Each is a 16-bit piece of the generator's raw output (four per 64-bit word); pieces at or past length · 2**s
+    (the largest such multiple within 2**16, so fewer than half) are dropped, and the first ones kept are shifted
+    right by s: a uniform number below length · 2**s, divided by 2**s, is uniform below length.
+    """
+    count = int(np.prod(shape))
+    if length > INDEX_SPAN:
+        return rng.integers(0, length, size=shape, dtype=np.intp)
+    shift = 0
+    while length << (shift + 1) <= INDEX_SPAN:
+        shift += 1
+    limit = length << shift
+    if limit == INDEX_SPAN:
+        kept = _raw_pieces(rng, count)
+    else:
+        share, wanted, parts = limit / INDEX_SPAN, count, []
+        while wanted > 0:  # one round but rarely: the first draw covers six standard deviations of the drops
+            drawn = _raw_pieces(rng, int(wanted / share + 6 * math.sqrt(wanted) / share) + 16)
+            parts.append(drawn[drawn < limit][:wanted])
+            wanted -= parts[-1].size
+        kept = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    if shift:
+        kept >>= shift
+    return kept.astype(np.intp).reshape(shape)
+
+
+def _raw_pieces(rng: np.random.Generator, count: int) -> np.ndarray:
+    """count uniform 16-bit numbers: the generator's raw 64-bit words, split."""
+    return rng.bit_generator.random_raw(-(-count // 4)).view(np.uint16)[:count]
+
+
 def draw_domain(layout: Layout, domain: int, rng: np.random.Generator, size: int) -> np.ndarray:
     """(size, m) unit indices (global) of one domain's m units, drawn with replacement."""
     m, start = layout.unit_count(domain), int(layout.bounds[domain])
-    small = np.uint16 if m <= np.iinfo(np.uint16).max else np.int64  # fewer random bits, the same draws
-    return rng.integers(0, m, size=(size, m), dtype=small).astype(np.intp) + start
+    return uniform_indices(rng, m, (size, m)) + start
 
 
 def draw_units(layout: Layout, rng: np.random.Generator, size: int) -> list[np.ndarray]:
@@ -159,6 +197,40 @@ class LatticeMean:
                                        self.support.size - 1)]
 
 
+class TupleSums:
+    """Sums of k units drawn with replacement from a domain's m units, looked up in one table instead of added.
+
+    Entry i of the table is the sum of the values at the k base-m digits of i, so a uniform index below m**k is k
+    independent uniform draws. k is the largest with m**k ≤ 2**16 (16-bit indices; the table stays in cache) and
+    k ≤ m. A replicate's m draws are m // k lookups plus m % k single draws. Values may be complex (a unit's summed
+    difference + 1j · its item count) so that a cluster's two numbers travel together in one lookup.
+    """
+
+    def __init__(self, values: np.ndarray) -> None:
+        self.values = values
+        m = values.size
+        k = 1
+        while k < m and m ** (k + 1) <= INDEX_SPAN:
+            k += 1
+        table = values
+        for _ in range(k - 1):
+            table = (table[:, None] + values[None, :]).ravel()
+        self.k, self.table = k, table
+        self.lookups, self.singles = divmod(m, k)
+
+    @property
+    def draws(self) -> int:
+        """Random numbers (and lookups) per replicate."""
+        return self.lookups + self.singles
+
+    def draw(self, rng: np.random.Generator, size: int) -> np.ndarray:
+        """size replicate sums of m units drawn with replacement."""
+        total = self.table.take(uniform_indices(rng, self.table.size, (self.lookups, size))).sum(axis=0)
+        if self.singles:
+            total += self.values.take(uniform_indices(rng, self.values.size, (self.singles, size))).sum(axis=0)
+        return total
+
+
 def chunk_size(units: int) -> int:
     """Replicates per chunk for a layout of this many units."""
     return max(MIN_CHUNK, CHUNK_DRAWS // max(units, 1))
@@ -190,19 +262,23 @@ def bootstrap_domain_deltas(layout: Layout, differences: np.ndarray, resamples: 
     spans = [slice(layout.bounds[d], layout.bounds[d + 1]) for d in range(len(layout.domains))]
     unit_items = [bool(np.all(sizes[span] == 1)) for span in spans]
     exact = [LatticeMean.of(sums[span]) if alone else None for span, alone in zip(spans, unit_items, strict=True)]
+    tuples = [None if lattice is not None else TupleSums(sums[span] if alone else sums[span] + 1j * sizes[span])
+              for span, alone, lattice in zip(spans, unit_items, exact, strict=True)]
+    lookups = sum(1 if t is None else t.draws for t in tuples)
 
     def work(rng: np.random.Generator, size: int) -> np.ndarray:
         out = np.empty((size, len(layout.domains)))
-        for d in range(len(layout.domains)):
-            if exact[d] is not None:
-                out[:, d] = exact[d].draw(rng, size)
-                continue
-            index = draw_domain(layout, d, rng, size)
-            total = sums.take(index).sum(axis=1)
-            out[:, d] = total / index.shape[1] if unit_items[d] else total / sizes.take(index).sum(axis=1)
+        for d, (lattice, table) in enumerate(zip(exact, tuples, strict=True)):
+            if lattice is not None:
+                out[:, d] = lattice.draw(rng, size)
+            elif unit_items[d]:
+                out[:, d] = table.draw(rng, size) / layout.unit_count(d)
+            else:
+                total = table.draw(rng, size)
+                out[:, d] = total.real / total.imag
         return out
 
-    replicates = np.concatenate(run_chunks(work, seed, resamples, layout.units, workers))
+    replicates = np.concatenate(run_chunks(work, seed, resamples, lookups, workers))
     return observed + (replicates - observed) * layout.inflation()
 
 

@@ -13,6 +13,7 @@ import pytest
 
 from scoring.statistics import (
     LatticeMean,
+    TupleSums,
     bootstrap_domain_deltas,
     draw_domain,
     item_means,
@@ -20,6 +21,7 @@ from scoring.statistics import (
     normalized_gain,
     sign_flip_p_value,
     summarize,
+    uniform_indices,
     verdict,
 )
 from taskpkg.domains import DOMAINS
@@ -92,6 +94,40 @@ def test_the_exact_lattice_distribution_is_the_item_resampling_distribution() ->
     quantiles = [0.025, 0.5, 0.975]
     assert np.quantile(by_lattice, quantiles) == pytest.approx(np.quantile(by_items, quantiles), abs=0.006)
     assert LatticeMean.of(np.array([0.1234567, 0.5])) is None  # partial credit: no lattice, items are drawn
+
+
+@pytest.mark.parametrize("length", [1, 3, 25, 251, 62_500, 65_536, 70_001])
+def test_indices_are_uniform_below_their_length(length: int) -> None:
+    draws = uniform_indices(np.random.default_rng(length), length, (4, 50_000))
+    assert draws.shape == (4, 50_000) and draws.dtype == np.intp
+    assert draws.min() >= 0 and draws.max() < length
+    if length <= 251:  # every value: a chi-square test of uniformity at the 0.1% level
+        counts = np.bincount(draws.ravel(), minlength=length)
+        expected = draws.size / length
+        statistic = ((counts - expected) ** 2 / expected).sum()
+        assert length == 1 or statistic < length - 1 + 3.1 * math.sqrt(2 * (length - 1)) + 10
+    else:  # too many values for counts: the mean and variance of a discrete uniform
+        assert draws.mean() == pytest.approx((length - 1) / 2, rel=0.01)
+        assert draws.var() == pytest.approx((length**2 - 1) / 12, rel=0.02)
+    again = uniform_indices(np.random.default_rng(length), length, (4, 50_000))
+    assert np.array_equal(draws, again)  # the seed alone fixes the draws
+
+
+def test_a_tuple_table_entry_is_the_sum_of_its_digits_and_draws_are_sums_of_m_units() -> None:
+    rng = np.random.default_rng(5)
+    values = rng.random(7) + 1j * rng.integers(1, 9, 7)  # summed differences and item counts of 7 clusters
+    sums = TupleSums(values)
+    assert sums.k == 5 and sums.table.size == 7**5 and (sums.lookups, sums.singles) == (1, 2)  # 7**6 > 2**16
+    for index in rng.integers(0, sums.table.size, 50):
+        digits = [int(index) // 7**p % 7 for p in range(sums.k)]
+        assert sums.table[index] == pytest.approx(values[digits].sum())
+    drawn = sums.draw(rng, 200_000)
+    direct = values[rng.integers(0, 7, (200_000, 7))].sum(axis=1)  # seven units drawn one by one
+    for part in (np.real, np.imag):
+        assert part(drawn).mean() == pytest.approx(part(values).sum(), rel=0.01)
+        assert part(drawn).var() == pytest.approx(7 * part(values).var(), rel=0.03)
+        assert np.quantile(part(drawn), [0.025, 0.975]) == pytest.approx(np.quantile(part(direct), [0.025, 0.975]),
+                                                                            rel=0.03)
 
 
 def test_the_sign_flip_p_value_is_exact_on_a_tiny_suite() -> None:
