@@ -36,24 +36,49 @@ from validators.static.lint import LintUnavailable
 FORMATS = ("human", "json", "github")
 
 
-# Commands whose modules import heavy libraries (scoring's numpy and scipy, training's), loaded only when run or listed,
-# so that `arena check` and the other contributor commands start quickly.
-LAZY_COMMANDS = {"score": ("arena.suite_commands", "score_command"), "suite": ("arena.suite_commands", "suite_group"),
-                 "train": ("arena.train_command", "train_command"),
-                 "launch": ("arena.launch_command", "launch_command"), "jobs": ("arena.launch_command", "jobs_group")}
+# Commands whose modules import heavy libraries (scoring's numpy and scipy, training's, docker's), loaded only when
+# run, so that `arena check`, `arena --help` and the other contributor commands start quickly. Each carries its
+# one-line summary for `arena --help` (tests/test_cli.py checks it is the command's own).
+LAZY_COMMANDS = {
+    "score": ("arena.suite_commands", "score_command",
+              "Score an environment: the trained model against the base on the held-out suite, or only the "
+              "contamination gate (--contamination-only)."),
+    "suite": ("arena.suite_commands", "suite_group",
+              "Build and check a held-out suite (its location: --suite PATH or ARENA_SUITE)."),
+    "train": ("arena.train_command", "train_command",
+              "Post-train the recipe's base model on the environment at PATH, then check held-out instances."),
+    "launch": ("arena.launch_command", "launch_command",
+               "Train and score the environment at PATH as one job: contamination gate, `arena train`, "
+               "`arena score`."),
+    "jobs": ("arena.launch_command", "jobs_group",
+             "Jobs started by `arena launch` on this machine (records under ARENA_LAUNCH_DIR)."),
+}
 
 
 class _LazyGroup(click.Group):
-    """A group that imports a command's module only when the command is looked up."""
+    """A group that imports a command's module only when the command is looked up (not to list it in --help)."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *LAZY_COMMANDS})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in LAZY_COMMANDS and cmd_name not in self.commands:
-            module, name = LAZY_COMMANDS[cmd_name]
+            module, name, _ = LAZY_COMMANDS[cmd_name]
             self.add_command(getattr(importlib.import_module(module), name), cmd_name)
         return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        limit = formatter.width - 6 - max(len(name) for name in self.list_commands(ctx))
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.commands.get(name)
+            if command is None and name in LAZY_COMMANDS:
+                rows.append((name, click.utils.make_default_short_help(LAZY_COMMANDS[name][2], limit)))
+            elif command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 @click.group(cls=_LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})

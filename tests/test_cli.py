@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,6 +94,22 @@ def test_schema_command_prints_the_published_schemas(tmp_path: Path) -> None:
 def test_help_documents_exit_codes(tmp_path: Path, command: str) -> None:
     done = arena(*command.split(), cwd=tmp_path)
     assert done.returncode == 0 and "Exit codes" in done.stdout
+
+
+def test_help_lists_every_command_with_its_own_summary_without_importing_the_heavy_ones(tmp_path: Path) -> None:
+    import importlib
+
+    from arena.cli import LAZY_COMMANDS
+
+    listing = arena("--help", cwd=tmp_path).stdout
+    for name, (module, attribute, summary) in LAZY_COMMANDS.items():
+        command = getattr(importlib.import_module(module), attribute)
+        assert summary == command.get_short_help_str(limit=400), f"LAZY_COMMANDS[{name!r}] is not its own summary"
+        assert re.search(rf"^  {name} +{re.escape(summary[:30])}", listing, re.MULTILINE), listing
+    probe = ("import sys; from arena.cli import cli; from click.testing import CliRunner; "
+             "CliRunner().invoke(cli, ['--help']); print(sorted({'scipy', 'torch', 'datasketch'} & set(sys.modules)))")
+    done = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
 def test_without_an_engine_dynamic_checks_are_skipped_or_required(tmp_path: Path) -> None:

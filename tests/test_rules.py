@@ -8,6 +8,7 @@ tests/test_dynamic_checks.py; situations (rules no package can show) name the te
 from __future__ import annotations
 
 import ast
+import os
 import string
 from pathlib import Path
 
@@ -96,9 +97,16 @@ def test_found_takes_exactly_the_fields_of_its_case() -> None:
 
 
 def _project_sources() -> dict[Path, str]:
-    skip = {"tests", ".venv", "rules"}
-    return {p: p.read_text(encoding="utf-8") for p in ROOT.rglob("*.py")
-            if not skip & set(p.relative_to(ROOT).parts) and "environments" not in p.parts}
+    """The project's own Python outside tests, the rule registry and packages (never a virtual environment's)."""
+    sources = {}
+    for folder, children, files in os.walk(ROOT):
+        children[:] = [c for c in children if not c.startswith(".") and c not in {"tests", "rules", "environments",
+                                                                                  "node_modules", "__pycache__"}]
+        for name in files:
+            if name.endswith(".py"):
+                path = Path(folder) / name
+                sources[path] = path.read_text(encoding="utf-8")
+    return sources
 
 
 def _literals(source: str) -> set[str]:

@@ -33,6 +33,8 @@ from typing import Any
 
 import jwt
 
+from tests.support.serving import start_serving, stop_serving
+
 HTML = "https://github.com"
 DOCS = "https://docs.github.com/rest"
 REACTIONS = ("+1", "-1", "laugh", "confused", "heart", "hooray", "rocket", "eyes")
@@ -171,14 +173,12 @@ class GitHubStandIn:
     # ----- lifecycle -------------------------------------------------------------------------------------------
     def __enter__(self) -> GitHubStandIn:
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
-        self.server.daemon_threads = True
-        threading.Thread(target=self.server.serve_forever, name="github-standin", daemon=True).start()
+        start_serving(self.server, "github-standin")
         return self
 
     def __exit__(self, *exc: object) -> None:
         assert self.server is not None
-        self.server.shutdown()
-        self.server.server_close()
+        stop_serving(self.server)
 
     @property
     def base_url(self) -> str:

@@ -4,7 +4,6 @@ model, or a replay of fixed replies), with faults to inject: a number of 503s fi
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -12,6 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from agents.backends import ChatBackend, Reply, Sampling
 from agents.parse import parse_reply
+from tests.support.serving import serving
 
 
 @dataclass
@@ -80,14 +80,8 @@ def serve(backend: ChatBackend, model: str = "served-model", faults: Faults | No
                                         "usage": {"completion_tokens": answer.completion_tokens,
                                                   "prompt_tokens": answer.prompt_tokens}}).encode())
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), Handler)) as base:
+        yield f"{base}/v1"
 
 
 def _internal(message: dict) -> dict:

@@ -7,11 +7,11 @@ import functools
 import http.server
 import json
 import random
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 from leaderboard.sample_data import sample_record, write_package, write_sample_set
+from tests.support.serving import serving
 
 HOSTILE_NAME = "hostile-input"
 SCRIPT = "<script>window.__pwned = 1</script>"
@@ -74,11 +74,5 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def serve(folder: Path) -> Iterator[str]:
     """The folder over HTTP on 127.0.0.1; yields the base URL (ending in /)."""
     handler = functools.partial(_QuietHandler, directory=str(folder))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serving(http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)) as base:
+        yield f"{base}/"
