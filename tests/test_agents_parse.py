@@ -61,6 +61,7 @@ def test_well_formed_calls_read_the_same_as_trl_reads_them() -> None:
         [(c.name, c.arguments) for c in ours.tool_calls]
 
 
+@pytest.mark.slow
 def test_tool_schemas_are_what_transformers_derives_from_the_tool_methods() -> None:
     from transformers.utils import get_json_schema
 

@@ -102,6 +102,7 @@ def test_a_push_between_the_verdict_and_its_labels_leaves_the_new_head_pending(w
     assert LABEL_PASS not in world.hub.labels(REPO, passing)
 
 
+@pytest.mark.slow
 def test_a_verdict_that_cannot_be_published_leaves_nothing_green(world: World, passing: int,
                                                                  reports: dict[str, Path]) -> None:
     world.hub.inject(EDIT_COMMENT, 502, method="PATCH", times=1000)

@@ -50,6 +50,7 @@ def test_an_unknown_user_has_no_permission(hub: GitHubStandIn) -> None:
 
 
 @pytest.mark.parametrize("kind", ["server", "drop", "secondary", "rate_limit"])
+@pytest.mark.slow
 def test_reads_are_retried_after_transient_failures(hub: GitHubStandIn, kind: str) -> None:
     number = hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
     hub.inject(r"/files$", 502, times=2, kind=kind)
@@ -61,6 +62,7 @@ def test_reads_are_retried_after_transient_failures(hub: GitHubStandIn, kind: st
 
 
 @pytest.mark.parametrize("kind", ["secondary", "rate_limit"])
+@pytest.mark.slow
 def test_a_post_github_refused_is_retried(hub: GitHubStandIn, kind: str) -> None:
     hub.add_pull(REPO, author="alice", head_sha=fake_sha(1), files=FILES)
     hub.inject(r"/statuses/", times=2, kind=kind)

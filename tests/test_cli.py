@@ -26,6 +26,7 @@ def arena(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Complete
     return subprocess.run([ARENA, *args], cwd=cwd, capture_output=True, text=True, timeout=120, env=merged)
 
 
+@pytest.mark.slow
 def test_new_fill_in_check_as_a_contributor_would(tmp_path: Path) -> None:
     created = arena("new", "invoice-matching", "--domain", "finance", cwd=tmp_path)
     assert created.returncode == 0, created.stderr
@@ -42,6 +43,7 @@ def test_new_fill_in_check_as_a_contributor_would(tmp_path: Path) -> None:
                        "title": "Total the figures in a generated file", "path": "environments/invoice-matching"}]
 
 
+@pytest.mark.slow
 def test_new_refuses_bad_names_domains_and_existing_folders(tmp_path: Path) -> None:
     assert arena("new", "Bad_Name", "--domain", "finance", cwd=tmp_path).returncode == 2
     bad_domain = arena("new", "good-name", "--domain", "coding", cwd=tmp_path)
@@ -96,6 +98,7 @@ def test_help_documents_exit_codes(tmp_path: Path, command: str) -> None:
     assert done.returncode == 0 and "Exit codes" in done.stdout
 
 
+@pytest.mark.slow
 def test_help_lists_every_command_with_its_own_summary_without_importing_the_heavy_ones(tmp_path: Path) -> None:
     import importlib
 
@@ -112,6 +115,7 @@ def test_help_lists_every_command_with_its_own_summary_without_importing_the_hea
     assert done.stdout.strip() == "[]", done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_without_an_engine_dynamic_checks_are_skipped_or_required(tmp_path: Path) -> None:
     arena("new", "demo-task", "--domain", "finance", cwd=tmp_path)
     fill_in(tmp_path / "environments" / "demo-task")
@@ -133,6 +137,7 @@ def test_explain_prints_a_rules_doc_examples_and_fix(tmp_path: Path) -> None:
     assert "## Passing example" in done.stdout and "dynamic check" in done.stdout
 
 
+@pytest.mark.slow
 def test_explain_refuses_unknown_ids_with_the_nearest_one(tmp_path: Path) -> None:
     done = arena("explain", "ARENA117", cwd=tmp_path)
     assert done.returncode == 2 and "did you mean ARENA116?" in done.stderr and "--list" in done.stderr
@@ -140,6 +145,7 @@ def test_explain_refuses_unknown_ids_with_the_nearest_one(tmp_path: Path) -> Non
     assert arena("explain", "--write", "x.md", cwd=tmp_path).returncode == 2
 
 
+@pytest.mark.slow
 def test_explain_lists_every_rule_and_writes_the_contributing_table(tmp_path: Path) -> None:
     listed = arena("explain", "--list", cwd=tmp_path).stdout.splitlines()
     assert [line.split()[:3] for line in listed] == [[r.id, r.category.value, r.severity.value] for r in RULES.values()]

@@ -73,6 +73,7 @@ def test_a_task_md_without_frontmatter_is_refused(tmp_path: Path) -> None:
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.dictionaries(KEYS, VALUES, max_size=8))
+@pytest.mark.slow
 def test_any_frontmatter_imports_or_fails_with_an_interop_error(data: dict) -> None:
     with tempfile.TemporaryDirectory() as folder:
         tmp = Path(folder)

@@ -37,6 +37,7 @@ def wait_until_finished(backend: LocalBackend, name: str, timeout_s: float = 180
         time.sleep(0.5)
 
 
+@pytest.mark.slow
 def test_a_job_that_fails_says_which_phase_and_why(tmp_path: Path) -> None:
     backend = LocalBackend(tmp_path / "no-such-suite", tmp_path / "launch")
     name = backend.launch(spec(), ECHO_WORD)
@@ -70,6 +71,7 @@ def run_arena(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedP
                           env={**os.environ, **env})
 
 
+@pytest.mark.slow
 def test_launch_refuses_what_it_cannot_name_and_a_backend_it_cannot_reach(tmp_path: Path) -> None:
     loose = tmp_path / "echo-word"
     subprocess.run(["cp", "-r", str(ECHO_WORD), str(loose)], check=True)

@@ -16,6 +16,8 @@ import yaml
 from launch.examples import EXAMPLE_CONFIG, EXAMPLE_SPEC
 from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml, task_config
 
+pytestmark = pytest.mark.slow  # each test runs SkyPilot in its own virtual environment: seconds a test
+
 ROOT = Path(__file__).resolve().parent.parent
 LAUNCH_PYTHON = ROOT / ".venv-launch" / "bin" / "python"
 EXAMPLE = ROOT / "launch" / "examples" / "arena-job.yaml"

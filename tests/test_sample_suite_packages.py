@@ -27,6 +27,8 @@ from tests.support.host_episode import frontmatter, generate, solved, variant, v
 from validators.dynamic import run_dynamic_checks
 from validators.static import run_static_checks
 
+pytestmark = pytest.mark.slow  # every sample package run on the host over several instances
+
 SAMPLE = Path(__file__).resolve().parent.parent / "suites" / "sample" / "packages"
 PACKAGES = sorted(p for p in SAMPLE.iterdir() if (p / "task.md").is_file())
 SEEDS = (4, 531, 998)

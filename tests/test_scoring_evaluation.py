@@ -105,6 +105,7 @@ def test_scoring_writes_a_record_whose_numbers_follow_from_the_episodes(engine: 
 
 
 @pytest.mark.timeout(1800)
+@pytest.mark.slow
 def test_bad_inputs_say_what_to_pass(tmp_path: Path, trained_run: Path) -> None:
     suite = load_suite(make_suite(tmp_path / "suite", domains=("finance", "healthcare", "law-government",
                                                               "office-documents", "math-planning")))

@@ -18,6 +18,8 @@ from leaderboard import SiteOptions, build_site
 from leaderboard import build as build_module
 from tests.support.site import BIDI, HOSTILE_NAME, sample_site_inputs, serve
 
+pytestmark = pytest.mark.slow  # a real browser: seconds a test
+
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"

@@ -89,6 +89,7 @@ def test_the_gpu_recipe_becomes_trl_and_peft_configuration() -> None:
     assert small.layers_to_transform == [26, 27, 28, 29]
 
 
+@pytest.mark.slow
 def test_the_gpu_recipe_fails_early_and_clearly_without_a_gpu(tmp_path: Path) -> None:
     out = tmp_path / "run"
     arena = str(Path(sys.executable).parent / "arena")
