@@ -28,7 +28,6 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -113,15 +112,45 @@ def normalize(text: str) -> list[str]:
     return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
 
 
-@lru_cache(maxsize=1 << 20)
 def _stable_hash(text: str) -> int:
     """64 bits of BLAKE2b: the same in every process (Python's hash() is salted per process, which would make the
     MinHash estimates, and so the verdict near the threshold, vary from run to run)."""
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
 
 
+class _TokenHashes:
+    """Each distinct token hashed once: tokens get small ids, and a document's hashes are one gather by id (small
+    integers cross into numpy far faster than 64-bit hashes do). Starts over past MAX_TOKENS distinct tokens."""
+
+    MAX_TOKENS = 1 << 21
+
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+        self.table = np.empty(1 << 12, dtype=np.uint64)
+
+    def of(self, words: list[str]) -> np.ndarray:
+        """The stable hash of every word, in order."""
+        new = set(words).difference(self.ids)
+        if len(self.ids) + len(new) > self.MAX_TOKENS:
+            self.ids.clear()
+            new = set(words)
+        if len(self.ids) + len(new) > self.table.size:
+            grown = np.empty(max(2 * self.table.size, len(self.ids) + len(new)), dtype=np.uint64)
+            grown[: len(self.ids)] = self.table[: len(self.ids)]
+            self.table = grown
+        if new:
+            start, fresh = len(self.ids), list(new)
+            self.table[start:start + len(fresh)] = np.fromiter(map(_stable_hash, fresh), dtype=np.uint64,
+                                                               count=len(fresh))
+            self.ids.update(zip(fresh, range(start, start + len(fresh)), strict=True))
+        return self.table[np.fromiter(map(self.ids.__getitem__, words), dtype=np.intp, count=len(words))]
+
+
+_TOKENS = _TokenHashes()
+
+
 def _hashes(words: list[str]) -> np.ndarray:
-    return np.fromiter(map(_stable_hash, words), dtype=np.uint64, count=len(words))
+    return _TOKENS.of(words)
 
 
 def _rolling(token_hashes: np.ndarray, width: int) -> np.ndarray:
