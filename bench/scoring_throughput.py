@@ -26,8 +26,7 @@ from agents.backends import Reply, Sampling, template_options  # noqa: E402
 from agents.backends.local import LocalBackend  # noqa: E402
 from agents.models import small_model  # noqa: E402
 from sandbox.episode import Sandbox  # noqa: E402
-from scoring.evaluation import PROFILES, EpisodeLog, play_arm, selected_items  # noqa: E402
-from scoring.score_run import ScoreOptions  # noqa: E402
+from scoring.evaluation import CONCURRENCY, PROFILES, EpisodeLog, play_arm, selected_items  # noqa: E402
 from scoring.suite import load_suite  # noqa: E402
 
 
@@ -69,18 +68,17 @@ def main() -> None:
     suite, profile = load_suite(args.suite), PROFILES[args.profile]
     items = selected_items(suite, profile)
     backend = Recording(LocalBackend(small_model().path))
-    concurrency = ScoreOptions(Path(), Path(), Path()).concurrency
     with Sandbox() as sandbox, tempfile.TemporaryDirectory() as scratch:
         for package in suite.packages.values():
             sandbox.image(package)  # built (or found) before the clock starts, as a scored run finds them cached
         started = time.perf_counter()
         outcomes = play_arm(sandbox, suite, items, "bench", backend, profile, EpisodeLog(Path(scratch) / "log.jsonl"),
-                            concurrency)
+                            CONCURRENCY)
         harness = time.perf_counter() - started
     bare = bare_seconds(backend.inner, backend.calls)
     tokens = sum(c[3] for c in backend.calls)
     print(f"{len(outcomes)} episodes ({len(items)} items x {profile.samples}, profile {profile.name}, "
-          f"concurrency {concurrency}), {len(backend.calls)} replies, {tokens} tokens generated")
+          f"concurrency {CONCURRENCY}), {len(backend.calls)} replies, {tokens} tokens generated")
     print(f"harness: {harness:.1f} s ({len(outcomes) / harness * 60:.1f} items/min); bare generation of the same "
           f"tokens: {bare:.1f} s; overhead {harness / bare - 1:+.1%} (target at most +20%)")
 

@@ -34,6 +34,7 @@ from scoring.suite import Suite, SuiteItem
 HARNESS_VERSION = "agents-chat-1"  # bump when the prompts, tools or tool-result text change
 CACHE_VARIABLE = "ARENA_SCORE_CACHE"
 JUDGED = ("scored", "limit_exceeded")
+CONCURRENCY = 2  # episodes played at once: one generates while the other's sandbox starts or verifies
 
 
 @dataclass(frozen=True)
@@ -142,7 +143,7 @@ class EpisodeLog:
 
 
 def play_arm(sandbox: Sandbox, suite: Suite, items: Sequence[SuiteItem], arm: str, backend: ChatBackend,
-             profile: Profile, log: EpisodeLog, concurrency: int = 2,
+             profile: Profile, log: EpisodeLog, concurrency: int = CONCURRENCY,
              on_episode: Callable[[Outcome], None] | None = None) -> dict[tuple[str, int], Outcome]:
     """Every (item, sample) of one arm not already in the log, run concurrently; returns all of the arm's outcomes."""
     done = {(o.item, o.sample): o for (a, _, _), o in log.done().items() if a == arm}

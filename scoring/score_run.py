@@ -16,6 +16,7 @@ from agents.models import ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
 from scoring.contamination import SuiteIndex, submission_documents
 from scoring.evaluation import (
+    CONCURRENCY,
     HARNESS_VERSION,
     PROFILES,
     EpisodeLog,
@@ -59,7 +60,7 @@ class ScoreOptions:
     commit: str | None = None
     pr: int | None = None
     contributor: str | None = None
-    concurrency: int = 2
+    concurrency: int = CONCURRENCY
 
 
 def training_summary(manifest_path: Path) -> tuple[dict, TrainingSummary]:
