@@ -40,6 +40,7 @@ RESAMPLES = 10_000
 CONFIDENCE = 0.95
 CHUNK_DRAWS = 1 << 19  # unit draws per chunk: big enough to amortise numpy's per-call cost, few enough to share out
 MIN_CHUNK = 256
+PARALLEL_DRAWS = 1 << 22  # below this many draws in all, threads cost more than they save
 INDEX_SPAN = 1 << 16  # indices below this are drawn as 16-bit pieces of raw random words
 IMPROVES, NO_CHANGE, HURTS = "improves", "no_detectable_change", "hurts"
 SIGN_FLIP_STREAM = 0x5F11  # the permutation test draws from its own stream of the seed
@@ -135,7 +136,7 @@ def uniform_indices(rng: np.random.Generator, length: int, shape: tuple[int, ...
         share, wanted, parts = limit / INDEX_SPAN, count, []
         while wanted > 0:  # one round but rarely: the first draw covers six standard deviations of the drops
             drawn = _raw_pieces(rng, int(wanted / share + 6 * math.sqrt(wanted) / share) + 16)
-            parts.append(drawn[drawn < limit][:wanted])
+            parts.append(np.compress(drawn < limit, drawn)[:wanted])  # branch-free, unlike a mask
             wanted -= parts[-1].size
         kept = np.concatenate(parts) if len(parts) > 1 else parts[0]
     if shift:
@@ -197,13 +198,40 @@ class LatticeMean:
                                        self.support.size - 1)]
 
 
+@dataclass(frozen=True)
+class ClusterPacking:
+    """A cluster's summed difference d and item count n packed into one float, d + n · scale, so that one lookup and
+    one addition carry both (half the memory of a complex pair).
+
+    scale is a power of two above twice the largest |Σ d| that m draws can reach, so a sum of packed values splits
+    back exactly: Σ n = round(total / scale), Σ d = total − Σ n · scale. Exact when the differences lie on a dyadic
+    lattice (binary rewards over K = 2**j samples); otherwise within about 2**-50 · m · max|d|, far below any
+    Monte-Carlo error.
+    """
+
+    values: np.ndarray
+    scale: float
+
+    @classmethod
+    def of(cls, sums: np.ndarray, sizes: np.ndarray) -> ClusterPacking:
+        """The packing of one domain's clusters (summed differences and item counts)."""
+        reach = sums.size * float(np.abs(sums).max(initial=0.0))
+        scale = 2.0 ** math.ceil(math.log2(2 * reach + 2))
+        return cls(sums + sizes * scale, scale)
+
+    def ratio(self, totals: np.ndarray) -> np.ndarray:
+        """Σ d / Σ n of each packed total."""
+        items = np.rint(totals * (1 / self.scale))
+        return (totals - items * self.scale) / items
+
+
 class TupleSums:
     """Sums of k units drawn with replacement from a domain's m units, looked up in one table instead of added.
 
     Entry i of the table is the sum of the values at the k base-m digits of i, so a uniform index below m**k is k
     independent uniform draws. k is the largest with m**k ≤ 2**16 (16-bit indices; the table stays in cache) and
-    k ≤ m. A replicate's m draws are m // k lookups plus m % k single draws. Values may be complex (a unit's summed
-    difference + 1j · its item count) so that a cluster's two numbers travel together in one lookup.
+    k ≤ m. A replicate's m draws are m // k lookups plus m % k single draws. A cluster's two numbers travel together
+    in one value (see `ClusterPacking`).
     """
 
     def __init__(self, values: np.ndarray) -> None:
@@ -231,9 +259,12 @@ class TupleSums:
         return total
 
 
-def chunk_size(units: int) -> int:
-    """Replicates per chunk for a layout of this many units."""
-    return max(MIN_CHUNK, CHUNK_DRAWS // max(units, 1))
+def chunk_size(units: int, resamples: int) -> int:
+    """Replicates per chunk for a layout of this many units: about CHUNK_DRAWS draws, the chunks of equal size (so
+    threads share them out evenly)."""
+    most = max(MIN_CHUNK, CHUNK_DRAWS // max(units, 1))
+    chunks = max(1, -(-resamples // most))
+    return max(1, -(-resamples // chunks))
 
 
 def chunk_seeds(seed: int, resamples: int, chunk: int) -> list[tuple[np.random.SeedSequence, int]]:
@@ -244,9 +275,11 @@ def chunk_seeds(seed: int, resamples: int, chunk: int) -> list[tuple[np.random.S
 
 def run_chunks(work: Callable[[np.random.Generator, int], T], seed: int, resamples: int, units: int,
                workers: int | None) -> list[T]:
-    """Apply work(rng, size) to every chunk, on threads (numpy releases the GIL in the heavy parts)."""
-    chunks = chunk_seeds(seed, resamples, chunk_size(units))
-    threads = max(1, min(workers or os.cpu_count() or 1, len(chunks)))
+    """Apply work(rng, size) to every chunk, on threads when the work is big enough to gain from them (numpy
+    releases the GIL in the heavy parts only, so small work runs faster on one)."""
+    chunks = chunk_seeds(seed, resamples, chunk_size(units, resamples))
+    wanted = workers or (os.cpu_count() if units * resamples >= PARALLEL_DRAWS else 1) or 1
+    threads = max(1, min(wanted, len(chunks)))
     if threads == 1:
         return [work(np.random.default_rng(s), n) for s, n in chunks]
     with ThreadPoolExecutor(threads) as pool:
@@ -262,20 +295,21 @@ def bootstrap_domain_deltas(layout: Layout, differences: np.ndarray, resamples: 
     spans = [slice(layout.bounds[d], layout.bounds[d + 1]) for d in range(len(layout.domains))]
     unit_items = [bool(np.all(sizes[span] == 1)) for span in spans]
     exact = [LatticeMean.of(sums[span]) if alone else None for span, alone in zip(spans, unit_items, strict=True)]
-    tuples = [None if lattice is not None else TupleSums(sums[span] if alone else sums[span] + 1j * sizes[span])
-              for span, alone, lattice in zip(spans, unit_items, exact, strict=True)]
+    packings = [None if alone else ClusterPacking.of(sums[span], sizes[span])
+                for span, alone in zip(spans, unit_items, strict=True)]
+    tuples = [None if lattice is not None else TupleSums(sums[span] if packing is None else packing.values)
+              for span, lattice, packing in zip(spans, exact, packings, strict=True)]
     lookups = sum(1 if t is None else t.draws for t in tuples)
 
     def work(rng: np.random.Generator, size: int) -> np.ndarray:
         out = np.empty((size, len(layout.domains)))
-        for d, (lattice, table) in enumerate(zip(exact, tuples, strict=True)):
+        for d, (lattice, table, packing) in enumerate(zip(exact, tuples, packings, strict=True)):
             if lattice is not None:
                 out[:, d] = lattice.draw(rng, size)
-            elif unit_items[d]:
+            elif packing is None:
                 out[:, d] = table.draw(rng, size) / layout.unit_count(d)
             else:
-                total = table.draw(rng, size)
-                out[:, d] = total.real / total.imag
+                out[:, d] = packing.ratio(table.draw(rng, size))
         return out
 
     replicates = np.concatenate(run_chunks(work, seed, resamples, lookups, workers))
@@ -296,7 +330,7 @@ def sign_flip_p_value(layout: Layout, differences: np.ndarray, resamples: int = 
     observed = abs(weights.sum())
     rng = np.random.default_rng([seed, SIGN_FLIP_STREAM])
     exceed = 0
-    chunk = chunk_size(layout.units)
+    chunk = chunk_size(layout.units, resamples)
     for start in range(0, resamples, chunk):
         size = min(chunk, resamples - start)
         bits = np.unpackbits(rng.integers(0, 256, size=(size, (layout.units + 7) // 8), dtype=np.uint8), axis=1,

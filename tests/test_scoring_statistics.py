@@ -12,9 +12,14 @@ import numpy as np
 import pytest
 
 from scoring.statistics import (
+    CHUNK_DRAWS,
+    MIN_CHUNK,
+    ClusterPacking,
     LatticeMean,
     TupleSums,
     bootstrap_domain_deltas,
+    chunk_seeds,
+    chunk_size,
     draw_domain,
     item_means,
     make_layout,
@@ -115,7 +120,8 @@ def test_indices_are_uniform_below_their_length(length: int) -> None:
 
 def test_a_tuple_table_entry_is_the_sum_of_its_digits_and_draws_are_sums_of_m_units() -> None:
     rng = np.random.default_rng(5)
-    values = rng.random(7) + 1j * rng.integers(1, 9, 7)  # summed differences and item counts of 7 clusters
+    differences, items = rng.random(7), rng.integers(1, 9, 7).astype(np.float64)  # 7 clusters' sums and counts
+    values = differences + 1j * items  # the two numbers in one value, so that draws keep them together
     sums = TupleSums(values)
     assert sums.k == 5 and sums.table.size == 7**5 and (sums.lookups, sums.singles) == (1, 2)  # 7**6 > 2**16
     for index in rng.integers(0, sums.table.size, 50):
@@ -128,6 +134,30 @@ def test_a_tuple_table_entry_is_the_sum_of_its_digits_and_draws_are_sums_of_m_un
         assert part(drawn).var() == pytest.approx(7 * part(values).var(), rel=0.03)
         assert np.quantile(part(drawn), [0.025, 0.975]) == pytest.approx(np.quantile(part(direct), [0.025, 0.975]),
                                                                             rel=0.03)
+
+
+def test_packed_clusters_split_back_into_their_summed_differences_and_item_counts() -> None:
+    rng = np.random.default_rng(8)
+    on_lattice = rng.integers(-40, 41, 30) / 4  # binary rewards over K = 4: exact
+    partial = rng.uniform(-6, 6, 30)  # partial credit: within rounding
+    for sums, tolerance in ((on_lattice, 0.0), (partial, 1e-9)):
+        sizes = rng.integers(1, 17, 30).astype(np.float64)
+        packing = ClusterPacking.of(sums, sizes)
+        chosen = rng.integers(0, 30, (5_000, 30))  # 5,000 draws of 30 clusters with replacement
+        ratio = packing.ratio(packing.values[chosen].sum(axis=1))
+        assert np.abs(ratio - sums[chosen].sum(axis=1) / sizes[chosen].sum(axis=1)).max() <= tolerance
+    extreme = ClusterPacking.of(np.array([-3.0, -3.0]), np.array([1.0, 1.0]))  # every draw at the negative reach
+    assert extreme.ratio(extreme.values[[0, 1]].sum(keepdims=True)) == pytest.approx([-3.0])
+    silent = ClusterPacking.of(np.zeros(3), np.array([2.0, 5.0, 1.0]))  # no differences at all
+    assert silent.ratio(silent.values[[0, 1, 1]].sum(keepdims=True)).tolist() == [0.0]
+
+
+def test_chunks_are_even_and_cover_every_replicate() -> None:
+    for units, resamples in ((201, 10_000), (2_000, 10_000), (5, 300), (90_000, 7)):
+        size = chunk_size(units, resamples)
+        sizes = [n for _, n in chunk_seeds(0, resamples, size)]
+        assert sum(sizes) == resamples and max(sizes) - min(sizes) <= max(sizes) // 2 + 1
+        assert size * units <= max(CHUNK_DRAWS, MIN_CHUNK * units) + units
 
 
 def test_the_sign_flip_p_value_is_exact_on_a_tiny_suite() -> None:
