@@ -23,8 +23,6 @@ The public verdict (`GateResult.public`) is pass / flagged with counts only; the
 from __future__ import annotations
 
 import hashlib
-import re
-import unicodedata
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -35,6 +33,7 @@ import numpy as np
 from datasketch import MinHash, MinHashLSH
 
 from scoring.suite import Suite
+from scoring.text_hashes import EMPTY, digit_count, mix64, run_hashes, word_hashes
 from taskpkg.model import TaskPackage
 
 NGRAM = 13
@@ -53,9 +52,6 @@ EXCERPT_CHARS = 300
 KINDS = ("exact", "ngram", "near_duplicate", "canary")
 CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".js", ".ts", ".rb", ".pl", ".toml", ".cfg", ".ini", ".lock"})
 NOT_CONTENT = frozenset({"Dockerfile", "task.md", ".dockerignore"})
-_WORD = re.compile(r"\w+")
-_MASK = np.uint64((1 << 64) - 1)
-_BASE = np.uint64(1_000_003)
 
 InstanceMaker = Callable[[TaskPackage, int], tuple[dict, dict[str, bytes]]]  # → prompt values, workspace files
 
@@ -107,64 +103,6 @@ class GateResult:
             {"kind": m.kind, "submitted": m.submitted, "suite": m.suite, "excerpt": m.excerpt} for m in self.matches]}
 
 
-def normalize(text: str) -> list[str]:
-    """Words of a text after NFKC normalisation and case folding; punctuation and spacing do not count."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
-
-
-def _stable_hash(text: str) -> int:
-    """64 bits of BLAKE2b: the same in every process (Python's hash() is salted per process, which would make the
-    MinHash estimates, and so the verdict near the threshold, vary from run to run)."""
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
-
-
-class _TokenHashes:
-    """Each distinct token hashed once: tokens get small ids, and a document's hashes are one gather by id (small
-    integers cross into numpy far faster than 64-bit hashes do). Starts over past MAX_TOKENS distinct tokens."""
-
-    MAX_TOKENS = 1 << 21
-
-    def __init__(self) -> None:
-        self.ids: dict[str, int] = {}
-        self.table = np.empty(1 << 12, dtype=np.uint64)
-
-    def of(self, words: list[str]) -> np.ndarray:
-        """The stable hash of every word, in order."""
-        new = set(words).difference(self.ids)
-        if len(self.ids) + len(new) > self.MAX_TOKENS:
-            self.ids.clear()
-            new = set(words)
-        if len(self.ids) + len(new) > self.table.size:
-            grown = np.empty(max(2 * self.table.size, len(self.ids) + len(new)), dtype=np.uint64)
-            grown[: len(self.ids)] = self.table[: len(self.ids)]
-            self.table = grown
-        if new:
-            start, fresh = len(self.ids), list(new)
-            self.table[start:start + len(fresh)] = np.fromiter(map(_stable_hash, fresh), dtype=np.uint64,
-                                                               count=len(fresh))
-            self.ids.update(zip(fresh, range(start, start + len(fresh)), strict=True))
-        return self.table[np.fromiter(map(self.ids.__getitem__, words), dtype=np.intp, count=len(words))]
-
-
-_TOKENS = _TokenHashes()
-
-
-def _hashes(words: list[str]) -> np.ndarray:
-    return _TOKENS.of(words)
-
-
-def _rolling(token_hashes: np.ndarray, width: int) -> np.ndarray:
-    """A hash of every run of `width` consecutive tokens (polynomial, modulo 2^64)."""
-    if token_hashes.size < width:
-        return np.empty(0, dtype=np.uint64)
-    count = token_hashes.size - width + 1
-    out = np.zeros(count, dtype=np.uint64)
-    with np.errstate(over="ignore"):
-        for offset in range(width):
-            out = out * _BASE + token_hashes[offset:offset + count]
-    return out
-
-
 def text_files(root: Path, prefix: str = "") -> list[Document]:
     """Every UTF-8 text file under root (no links, none over 5 MiB) as a document named by its relative path."""
     documents = []
@@ -214,11 +152,10 @@ def _background() -> tuple[set[int], set[int], set[int]]:
     shingles: set[int] = set()
     exact: set[int] = set()
     for file in _walk(resources.files("taskpkg").joinpath("scaffold_template")):
-        text = file.read_text(encoding="utf-8")
-        hashes = _hashes(normalize(text))
-        grams.update(_rolling(hashes, NGRAM).tolist())
-        shingles.update(_rolling(hashes, SHINGLE).tolist())
-        key = _exact_key(text)
+        hashes = word_hashes(file.read_text(encoding="utf-8"))
+        grams.update(run_hashes(hashes, NGRAM).tolist())
+        shingles.update(run_hashes(hashes, SHINGLE).tolist())
+        key = _exact_key(hashes)
         if key is not None:
             exact.add(key)
     return grams, shingles, exact
@@ -247,12 +184,11 @@ class SuiteIndex:
         self.documents = list(documents)
         self.canaries = sorted({c for c in canaries if c})
         background_grams, background_shingles, background_texts = _background()
-        hashes = [_hashes(normalize(d.text)) for d in self.documents]
-        grams = [_rolling(h, NGRAM) for h in hashes]  # repeats within a text are harmless below
-        shingles = [_rolling(h, SHINGLE) if _prose(d.text, h) else _EMPTY for d, h in zip(self.documents, hashes,
-                                                                                           strict=True)]
-        texts = [np.array([k], dtype=np.uint64) if (k := _exact_key(d.text)) is not None else _EMPTY
-                 for d in self.documents]
+        hashes = [word_hashes(d.text) for d in self.documents]
+        grams = [run_hashes(h, NGRAM) for h in hashes]  # repeats within a text are harmless below
+        shingles = [run_hashes(h, SHINGLE) if _prose(d.text, h) else EMPTY for d, h in zip(self.documents, hashes,
+                                                                                            strict=True)]
+        texts = [np.array([k], dtype=np.uint64) if (k := _exact_key(h)) is not None else EMPTY for h in hashes]
         group_of = _group_numbers(self.documents)
         limit = max(MIN_COMMON_GROUPS, COMMON_SHARE * (int(group_of.max()) + 1 if group_of.size else 0))
         self.ignored_grams = np.union1d(_array(background_grams), _common(grams, group_of, limit))
@@ -271,13 +207,12 @@ class SuiteIndex:
                     session.insert(str(index), signature)
 
     def _signature(self, shingles: np.ndarray) -> MinHash | None:
+        """The MinHash of a text's shingles (less the ignored), or None when too few are left to judge by."""
         kept = shingles[~_member(shingles, self.ignored_shingles)]
         if kept.size < MIN_SHINGLES:
             return None
-        signature = MinHash(num_perm=NUM_PERM, hashfunc=_low_bits, permutations=self.permutations,
-                            scheme=MINHASH_SCHEME)
-        signature.update_batch(kept.tolist())
-        return signature
+        return MinHash(hashvalues=min_hashes(kept, self.permutations), permutations=self.permutations,
+                       scheme=MINHASH_SCHEME)
 
     @classmethod
     def of_suite(cls, suite: Suite, maker: InstanceMaker | None = None) -> SuiteIndex:
@@ -301,13 +236,13 @@ class SuiteIndex:
     def _scan_one(self, document: Document) -> list[Match]:
         found = [Match("canary", document.source, "the suite's canaries", canary)
                  for canary in self.canaries if canary in document.text]
-        exact = _exact_key(document.text)
+        hashes = word_hashes(document.text)
+        exact = _exact_key(hashes)
         if exact is not None:
             found += [self._match("exact", document, i) for i in _lookup(self.text_keys, self.text_docs, [exact])]
-        hashes = _hashes(normalize(document.text))
-        owners = _lookup(self.gram_keys, self.gram_docs, np.unique(_rolling(hashes, NGRAM)))
+        owners = _lookup(self.gram_keys, self.gram_docs, run_hashes(hashes, NGRAM))
         found += [self._match("ngram", document, owner) for owner in sorted(set(owners))]
-        signature = self._signature(_rolling(hashes, SHINGLE)) if _prose(document.text, hashes) else None
+        signature = self._signature(run_hashes(hashes, SHINGLE)) if _prose(document.text, hashes) else None
         if signature is not None:
             for key in sorted(self.lsh.query(signature), key=int):
                 index = int(key)
@@ -320,14 +255,10 @@ class SuiteIndex:
         return Match(kind, document.source, suite_document.source, suite_document.text[:EXCERPT_CHARS])
 
 
-_EMPTY = np.empty(0, dtype=np.uint64)
-
-
 def _prose(text: str, hashes: np.ndarray) -> bool:
     """Whether a text is prose, worth a near-duplicate signature: not too long, and not mostly digits (tables of
     numbers are left to the exact and n-gram checks, which catch copied data with any edit short of every row)."""
-    digits = sum(text.count(d) for d in "0123456789")
-    return hashes.size <= MAX_SIGNATURE_WORDS and digits <= MAX_DIGIT_SHARE * max(len(text), 1)
+    return hashes.size <= MAX_SIGNATURE_WORDS and digit_count(text) <= MAX_DIGIT_SHARE * max(len(text), 1)
 
 
 def _array(values: set[int]) -> np.ndarray:
@@ -346,7 +277,7 @@ def _common(per_document: list[np.ndarray], group_of: np.ndarray, limit: float) 
         by_group[group].append(values)
     distinct = [_runs(np.concatenate(parts))[0] for parts in by_group.values()]
     if not distinct:
-        return _EMPTY
+        return EMPTY
     values, counts = _runs(np.concatenate(distinct))
     return values[counts >= limit]
 
@@ -363,12 +294,17 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def _first_owner(per_document: list[np.ndarray], ignored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct values (less the ignored) and, for each, the first document holding it."""
     if not per_document:
-        return _EMPTY, np.empty(0, dtype=np.int64)
+        return EMPTY, np.empty(0, dtype=np.int64)
     values = np.concatenate(per_document)
     owners = np.repeat(np.arange(len(per_document)), [v.size for v in per_document])
-    keep = ~np.isin(values, ignored)
-    keys, first = np.unique(values[keep], return_index=True)
-    return keys, owners[keep][first]
+    keep = ~_member(values, ignored)
+    values, owners = values[keep], owners[keep]
+    if values.size == 0:
+        return EMPTY, np.empty(0, dtype=np.int64)
+    order = np.argsort(values)  # not stable, but the least owner of each run is the first either way
+    ordered = values[order]
+    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    return ordered[starts], np.minimum.reduceat(owners[order], starts)
 
 
 def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
@@ -388,14 +324,21 @@ def _lookup(keys: np.ndarray, owners: np.ndarray, values: object) -> list[int]:
     return owners[np.searchsorted(keys, wanted[found])].tolist()
 
 
-def _exact_key(text: str) -> int | None:
-    words = normalize(text)
-    return _stable_hash(" ".join(words)) if len(words) >= MIN_EXACT_TOKENS else None
+def _exact_key(hashes: np.ndarray) -> int | None:
+    """A key for a text's whole normalised word sequence (None for texts too short to be telling)."""
+    if hashes.size < MIN_EXACT_TOKENS:
+        return None
+    return int.from_bytes(hashlib.blake2b(hashes.astype("<u8").tobytes(), digest_size=8).digest(), "little")
 
 
-def _low_bits(value: int) -> int:
-    """datasketch's hash function over our 64-bit shingle hashes: their low 32 bits."""
-    return value & 0xFFFFFFFF
+def min_hashes(shingles: np.ndarray, permutations: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """The MinHash values of a set of 64-bit shingle hashes under datasketch's affine32 permutations (a·h + b
+    modulo 2**32, a odd), h being the shingle hash's mixed high half; one array operation instead of a Python
+    call per shingle."""
+    high = (mix64(shingles.copy()) >> np.uint64(32)).astype(np.uint32)
+    a, b = (np.asarray(p, dtype=np.uint32) for p in permutations)
+    with np.errstate(over="ignore"):
+        return (high[:, None] * a[None, :] + b[None, :]).min(axis=0)
 
 
 def submission_documents(root: Path, package: TaskPackage | None = None, maker: InstanceMaker | None = None,

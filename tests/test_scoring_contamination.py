@@ -10,8 +10,9 @@ import pytest
 from click.testing import CliRunner
 
 from arena.suite_commands import score_command
-from scoring.contamination import SuiteIndex, normalize, submission_documents
+from scoring.contamination import SuiteIndex, submission_documents
 from scoring.suite import load_suite
+from scoring.text_hashes import normalize
 from taskpkg.loader import load_package
 from tests.support.packages import edit
 from tests.support.suites import CANARY, STORIES, generate_here, make_suite, story_package

@@ -1,0 +1,114 @@
+"""Word hashes of texts, for the contamination gate: the normalised words of a text as one 64-bit hash each, and a
+hash of every run of n consecutive words; numpy throughout, with no Python string made per word.
+
+Normalisation is NFKC, case folding, and words only (`\\w+`), so spacing and punctuation never count. A word's hash
+is a polynomial over its UTF-8 bytes modulo 2**64, computed for all words of a text at once from prefix sums (the
+hash of bytes s..e is (P[e] − P[s]) · B**−s, B odd so invertible), then passed through a mixing bijection so that
+every bit depends on every byte. Plain ASCII text (the common case) is lower-cased and split by byte tables without
+Unicode normalisation, which would leave it unchanged; any other text is normalised and split by the regular
+expression first, and both paths give the same hashes for the same words.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+
+_WORD = re.compile(r"\w+")
+_BASE = np.uint64(0x100000001B3)  # odd, so invertible modulo 2**64
+_INVERSE = np.uint64(pow(int(_BASE), -1, 1 << 64))
+_RUN_BASE = np.uint64(1_000_003)
+_SPACE = ord(" ")
+_WORD_BYTES = np.zeros(256, dtype=np.int8)
+_WORD_BYTES[list(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] = 1
+_LOWER = np.arange(256, dtype=np.uint64)
+_LOWER[ord("A"):ord("Z") + 1] += 32
+_DIGITS = b"0123456789"
+EMPTY = np.empty(0, dtype=np.uint64)
+
+
+def normalize(text: str) -> list[str]:
+    """Words of a text after NFKC normalisation and case folding; punctuation and spacing do not count."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+class _Powers:
+    """B**i and B**−i modulo 2**64 for i up to the longest text seen, grown by doubling."""
+
+    def __init__(self) -> None:
+        self.up = self.down = np.ones(1, dtype=np.uint64)
+
+    def cover(self, length: int) -> None:
+        """Make sure indices 0..length exist."""
+        if self.up.size > length:
+            return
+        size = max(length + 1, 2 * self.up.size)
+        self.up, self.down = _power_table(_BASE, size), _power_table(_INVERSE, size)
+
+
+def _power_table(base: np.uint64, size: int) -> np.ndarray:
+    table = np.full(size, base, dtype=np.uint64)
+    table[0] = 1
+    with np.errstate(over="ignore"):
+        return np.cumprod(table, out=table)
+
+
+_POWERS = _Powers()
+
+
+def word_hashes(text: str) -> np.ndarray:
+    """The hash of every normalised word of a text, in order (uint64)."""
+    if text.isascii():
+        raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+        is_word = _WORD_BYTES[raw]
+        codes = _LOWER[raw]
+    else:
+        raw = np.frombuffer(" ".join(normalize(text)).encode("utf-8", "surrogatepass"), dtype=np.uint8)
+        is_word = (raw != _SPACE).view(np.int8)  # a word's UTF-8 bytes are never a space
+        codes = raw.astype(np.uint64)
+    length = raw.size
+    if length == 0:
+        return EMPTY
+    edges = np.zeros(length + 2, dtype=np.int8)
+    edges[1:-1] = is_word
+    bounds = np.flatnonzero(edges[1:] != edges[:-1])  # alternately a word's first byte and one past its last
+    starts, ends = bounds[0::2], bounds[1::2]
+    _POWERS.cover(length)
+    prefix = np.empty(length + 1, dtype=np.uint64)
+    prefix[0] = 0
+    with np.errstate(over="ignore"):
+        codes *= _POWERS.up[1:length + 1]
+        np.cumsum(codes, out=prefix[1:])
+        return mix64((prefix[ends] - prefix[starts]) * _POWERS.down[starts])
+
+
+def mix64(values: np.ndarray) -> np.ndarray:
+    """A bijection on 64-bit integers in which every output bit depends on every input bit (in place)."""
+    with np.errstate(over="ignore"):
+        values ^= values >> np.uint64(31)
+        values *= np.uint64(0x9E3779B97F4A7C15)
+        values ^= values >> np.uint64(29)
+        values *= np.uint64(0xBF58476D1CE4E5B9)
+        values ^= values >> np.uint64(32)
+    return values
+
+
+def run_hashes(hashes: np.ndarray, width: int) -> np.ndarray:
+    """A hash of every run of `width` consecutive word hashes (polynomial, modulo 2**64)."""
+    if hashes.size < width:
+        return EMPTY
+    count = hashes.size - width + 1
+    out = np.zeros(count, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for offset in range(width):
+            out *= _RUN_BASE
+            out += hashes[offset:offset + count]
+    return out
+
+
+def digit_count(text: str) -> int:
+    """How many ASCII digits a text holds."""
+    encoded = text.encode("utf-8", "surrogatepass")
+    return len(encoded) - len(encoded.translate(None, _DIGITS))

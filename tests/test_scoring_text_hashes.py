@@ -1,0 +1,51 @@
+"""Word hashes: the same words give the same hashes whatever the spacing, punctuation, case or Unicode form, on
+the ASCII path and the Unicode path alike; different words give different hashes."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from scoring.text_hashes import digit_count, mix64, normalize, run_hashes, word_hashes
+
+
+def test_spacing_punctuation_and_case_do_not_count() -> None:
+    hashes = word_hashes("Reconcile the LEDGER,\n\tthen   report: totals_by_month (2024).")
+    assert hashes.size == len(normalize("Reconcile the LEDGER, then report: totals_by_month (2024)."))
+    assert np.array_equal(hashes, word_hashes("reconcile THE ledger then REPORT totals_by_month 2024"))
+    assert not np.array_equal(hashes, word_hashes("reconcile the ledger then report totals_by_month 2025"))
+
+
+def test_the_ascii_and_unicode_paths_agree_word_for_word() -> None:
+    ascii_text = "Cafe naive resume 42"
+    with_accent = ascii_text + " \u00e9"  # one non-ASCII letter sends the whole text the Unicode way
+    assert word_hashes(with_accent)[:4].tolist() == word_hashes(ascii_text).tolist()
+    assert np.array_equal(word_hashes("Caf\u00e9 \uff21\uff22\uff23"), word_hashes("CAF\u00c9 abc"))  # NFKC, casefold
+    assert np.array_equal(word_hashes("e\u0301"), word_hashes("\u00e9"))  # composed and decomposed é
+
+
+def test_distinct_words_get_distinct_hashes_and_order_counts() -> None:
+    rng = random.Random(3)
+    words = {"".join(rng.choice("abcdefghijklmnopqrstuvwxyz0123456789_") for _ in range(rng.randint(1, 30)))
+             for _ in range(50_000)}
+    hashes = word_hashes(" ".join(sorted(words)))
+    assert hashes.size == len(words) and np.unique(hashes).size == len(words)
+    assert word_hashes("ab ba").tolist()[::-1] == word_hashes("ba ab").tolist()
+    assert word_hashes("ab")[0] != word_hashes("ba")[0]
+
+
+def test_long_texts_and_empty_ones() -> None:
+    long = " ".join(f"w{i}" for i in range(200_000))  # grows the power tables past their first size
+    assert word_hashes(long)[-1] == word_hashes("w199999")[0]
+    assert word_hashes("").size == 0 and word_hashes(" ,.;\n").size == 0
+
+
+def test_runs_and_digits() -> None:
+    hashes = word_hashes("one two three four")
+    runs = run_hashes(hashes, 3)
+    assert runs.size == 2 and runs[1] == run_hashes(word_hashes("two three four"), 3)[0]
+    assert run_hashes(hashes, 5).size == 0
+    assert digit_count("a1b22 \u00e9 333") == 6
+    values = np.arange(1_000, dtype=np.uint64)
+    assert np.unique(mix64(values.copy())).size == 1_000  # a bijection: no two inputs collide
