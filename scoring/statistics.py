@@ -123,7 +123,7 @@ def uniform_indices(rng: np.random.Generator, length: int, shape: tuple[int, ...
     (the largest such multiple within 2**16, so fewer than half) are dropped, and the first ones kept are shifted
     right by s: a uniform number below length · 2**s, divided by 2**s, is uniform below length.
     """
-    count = int(np.prod(shape))
+    count = math.prod(shape)
     if length > INDEX_SPAN:
         return rng.integers(0, length, size=shape, dtype=np.intp)
     shift = 0
