@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.suite_commands import score_command
-from scoring.contamination import SuiteIndex, submission_documents
+from scoring.contamination import Document, SuiteIndex, submission_documents
 from scoring.suite import load_suite
 from scoring.text_hashes import normalize
 from taskpkg.loader import load_package
@@ -124,3 +124,18 @@ def test_arena_score_contamination_only(suite_dir: Path, tmp_path: Path) -> None
     assert honest.exit_code == 0 and json.loads(honest.stdout)["verdict"] == "pass"
     evaluation = CliRunner().invoke(score_command, ["--suite", str(suite_dir), str(package)])
     assert evaluation.exit_code == 2 and "--contamination-only" in evaluation.output
+
+
+def test_a_shared_run_is_reported_against_the_first_suite_text_and_boilerplate_is_ignored() -> None:
+    copied = ("the quarterly ledger lists every invoice the clinic issued and the payments received against each "
+              "one before the close")
+    boilerplate = ("write your answer to the file named in the task and make sure the numbers are rounded to two "
+                   "decimal places as usual")
+    documents = [Document("item-0", f"Alpha opens here. {copied} {boilerplate}", "family-0"),
+                 Document("item-1", f"Beta starts there. {copied} {boilerplate}", "family-1"),
+                 Document("item-2", f"Gamma begins anew with its own story. {boilerplate}", "family-2")]
+    index = SuiteIndex(documents, [])
+    found = index.scan([Document("submitted.md", f"Our own words first. {copied.upper()}!")])
+    assert {m.suite for m in found.matches if m.kind == "ngram"} == {"item-0"}  # the first of the two holding it
+    in_every_family = index.scan([Document("honest.md", f"A bakery counts loaves. {boilerplate}")])
+    assert in_every_family.verdict == "pass"  # a run in three families or more is boilerplate, not evidence
