@@ -10,7 +10,8 @@ independently: the stratification), each sample's observations being the units a
 columns (so a unit's two numbers travel together: the pairing and the clusters), with a vectorised statistic
 returning the eight domain deltas and `method="percentile"`. Both sides then apply the same per-domain rescaling and
 read the same percentiles from their replicates, so the intervals must agree within Monte-Carlo error. Both run on
-this machine's cores; scipy uses one of them, the arena's chunks run on threads (also timed on one thread).
+this machine's cores; scipy uses one of them, the arena's chunks run on threads when the work is big enough to
+gain from them (scoring.statistics.PARALLEL_DRAWS; also timed on one thread).
 
     .venv/bin/python bench/bootstrap.py [--resamples 10000] [--rounds 15]
 """

@@ -287,8 +287,13 @@ def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if values.size == 0:
         return values, np.empty(0, dtype=np.int64)
     ordered = np.sort(values)
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    starts = _run_starts(ordered)
     return ordered[starts], np.diff(np.append(starts, ordered.size))
+
+
+def _run_starts(ordered: np.ndarray) -> np.ndarray:
+    """Where each run of equal values of a sorted (non-empty) array begins."""
+    return np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
 
 
 def _first_owner(per_document: list[np.ndarray], ignored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -303,7 +308,7 @@ def _first_owner(per_document: list[np.ndarray], ignored: np.ndarray) -> tuple[n
         return EMPTY, np.empty(0, dtype=np.int64)
     order = np.argsort(values)  # not stable, but the least owner of each run is the first either way
     ordered = values[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
+    starts = _run_starts(ordered)
     return ordered[starts], np.minimum.reduceat(owners[order], starts)
 
 
