@@ -31,7 +31,7 @@ from validators.render_github import render_github
 from validators.render_human import render_human
 from validators.report import Report, report_schema
 from validators.static import run_static_checks
-from validators.static.lint import LintUnavailable
+from validators.static.lint import LintUnavailable, fix_package
 
 FORMATS = ("human", "json", "github")
 
@@ -163,6 +163,35 @@ def _emit_github(report: Report, packages: list[Path], static_only: bool) -> Non
             handle.write(summary + "\n")
     else:
         click.echo(summary)
+
+
+@cli.command(epilog=("Exit codes: 0 nothing wrong is left (style findings may be, as warnings); 1 an error is left "
+                      "to fix by hand (ARENA008); 2 no package at PATH; 3 ruff could not run."))
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
+def fix(paths: tuple[Path, ...]) -> None:
+    """Apply the repository's lint fixes and formatter (ruff, pyproject.toml's settings) to packages' Python.
+
+    PATHS are package folders or folders of packages (default: environments/). Every Python file outside
+    environment/ gets ruff's safe fixes, then its formatter; what is left is listed with its line: errors
+    (ARENA008) to fix by hand, style (ARENA009) to judge.
+    """
+    packages = [p for p in find_packages(list(paths)) if p.is_dir()]
+    if not packages:
+        raise click.UsageError("no packages found; pass a package folder such as environments/NAME")
+    errors = 0
+    for package in packages:
+        try:
+            outcome = fix_package(package, display_path(package))
+        except LintUnavailable as exc:
+            click.echo(f"arena: {exc}", err=True)
+            sys.exit(ExitCode.ENVIRONMENT)
+        changed = ", ".join(outcome.changed) if outcome.changed else "none"
+        click.echo(f"{display_path(package)}: {len(outcome.changed)} file(s) fixed or reformatted ({changed}); "
+                   + (f"{len(outcome.left)} finding(s) left:" if outcome.left else "nothing left"))
+        for finding in outcome.left:
+            click.echo(f"  {finding.severity.value:7} {finding.check_id}  {finding.location()}  {finding.message}")
+        errors += sum(f.severity.value == "error" for f in outcome.left)
+    sys.exit(ExitCode.CHECK_FAILED if errors else ExitCode.OK)
 
 
 @cli.command(name="list", epilog=EPILOG)

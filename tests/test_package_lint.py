@@ -1,27 +1,35 @@
-"""ARENA008: `arena check` runs the repository's own lint (ruff, pyproject.toml's settings) on a package's Python,
-so a package that passes here passes the repository's CI."""
+"""ARENA008 and ARENA009: `arena check` runs the repository's own lint (ruff, pyproject.toml's settings) on a package's
+Python. Correctness is an error, house style a warning that `arena fix` fixes; the repository's `ruff check .` agrees
+on packages under environments/."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import stat
+import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from arena.cli import cli
+from taskpkg.python_lint import PACKAGES_GLOB, RUFF_SETTINGS, STYLE_RULES, ruff_binary
 from taskpkg.rules import RULES, Category, Rule
 from tests.support.packages import make_valid_package
 from validators.static import run_static_checks, run_static_checks_many
 from validators.static.files import walk
-from validators.static.lint import NOT_LINTED, RUFF_SETTINGS, LintUnavailable, lint_packages
+from validators.static.lint import NOT_LINTED, LintUnavailable, fix_package, lint_packages
 
 ROOT = Path(__file__).resolve().parent.parent
+# What the lint finds in each, and whether it is an error (correctness) or a warning (house style).
+WRONG = "def total(values):\n    unused = len(values)\n    return sum(values) + missing\n"
+STYLISH = "import os\nimport sys\n\n\ndef f(x):\n    if x == None:\n        return 1\n    return 2\n"
 
 
-def lint_findings(package: Path) -> list[tuple[str, int, str]]:
-    return [(d.file, d.line, d.message) for d in run_static_checks(package).diagnostics if d.check_id == "ARENA008"]
+def lint_findings(package: Path, rule: str = "ARENA008") -> list[tuple[str, int, str]]:
+    return [(d.file, d.line, d.message) for d in run_static_checks(package).diagnostics if d.check_id == rule]
 
 
 @pytest.fixture
@@ -31,18 +39,32 @@ def package(tmp_path: Path) -> Path:
 
 def test_the_settings_are_the_repositorys() -> None:
     ruff = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["ruff"]
-    assert {k: v for k, v in ruff.items() if k != "extend-exclude"} == RUFF_SETTINGS
+    lint = dict(ruff["lint"])
+    per_path = lint.pop("per-file-ignores")
+    assert {**{k: v for k, v in ruff.items() if k not in ("extend-exclude", "lint")}, "lint": lint} == RUFF_SETTINGS
     assert ruff["extend-exclude"] == [f"environments/*/{NOT_LINTED.rstrip('/')}"]
+    assert per_path == {PACKAGES_GLOB: list(STYLE_RULES)}
 
 
-def test_each_problem_is_found_at_its_line_with_the_way_to_fix_it(package: Path) -> None:
-    helper = package / "instance" / "helpers.py"
-    helper.write_text("import os\n\n\ndef f(x):\n    if x == None:\n        return 1\n    return 2\n")
-    found = [(d.line, d.message, d.fix) for d in run_static_checks(package).diagnostics if d.check_id == "ARENA008"]
-    assert [(line, message) for line, message, _ in found] == [
-        (1, "ruff F401: `os` imported but unused"), (5, "ruff E711: Comparison to `None` should be `cond is None`")]
-    assert "ruff check --fix instance/helpers.py" in found[0][2]
-    assert "ruff rule E711" in found[1][2]
+def test_correctness_is_an_error_at_its_line(package: Path) -> None:
+    (package / "instance" / "helpers.py").write_text(WRONG)
+    report = run_static_checks(package)
+    found = [(d.line, d.severity.value, d.message) for d in report.diagnostics if d.check_id == "ARENA008"]
+    assert found == [(2, "error", "ruff F841: Local variable `unused` is assigned to but never used"),
+                     (3, "error", "ruff F821: Undefined name `missing`")]
+    assert not report.passed
+
+
+def test_house_style_is_a_warning_with_arena_fix_as_the_fix(package: Path) -> None:
+    (package / "instance" / "helpers.py").write_text(STYLISH)
+    report = run_static_checks(package, "environments/sample-task")
+    found = [(d.line, d.severity.value, d.message, d.fix) for d in report.diagnostics if d.check_id == "ARENA009"]
+    assert [(line, severity, message) for line, severity, message, _ in found] == [
+        (1, "warning", "ruff F401: `os` imported but unused"), (2, "warning", "ruff F401: `sys` imported but unused"),
+        (6, "warning", "ruff E711: Comparison to `None` should be `cond is None`")]
+    assert "arena fix environments/sample-task" in found[0][3]
+    assert "ruff rule E711" in found[2][3]
+    assert report.passed
 
 
 def test_a_broken_generator_is_one_syntax_finding_and_the_verifier_is_arena501s(package: Path) -> None:
@@ -54,16 +76,17 @@ def test_a_broken_generator_is_one_syntax_finding_and_the_verifier_is_arena501s(
 
 
 def test_the_images_own_files_are_not_linted(package: Path) -> None:
-    (package / "environment" / "tool.py").write_text("import os\n")
-    assert lint_findings(package) == []
+    (package / "environment" / "tool.py").write_text("import os\nprint(missing)\n")
+    assert lint_findings(package) == lint_findings(package, "ARENA009") == []
 
 
 def test_many_packages_are_linted_in_one_run_each_finding_in_its_own(tmp_path: Path) -> None:
     packages = [make_valid_package(tmp_path / "environments", f"task-{n}") for n in range(3)]
-    (packages[1] / "oracle" / "solve.py").write_text((packages[1] / "oracle" / "solve.py").read_text() + "import re\n")
+    (packages[1] / "oracle" / "solve.py").write_text((packages[1] / "oracle" / "solve.py").read_text() + "print(y)\n")
+    (packages[2] / "oracle" / "solve.py").write_text((packages[2] / "oracle" / "solve.py").read_text() + "import re\n")
     reports = run_static_checks_many(packages)
-    assert [[(d.check_id, d.file) for d in r.diagnostics if d.check_id == "ARENA008"] for r in reports] == [
-        [], [("ARENA008", "oracle/solve.py"), ("ARENA008", "oracle/solve.py")], []]
+    assert [[(d.check_id, d.file) for d in r.diagnostics if d.check_id.startswith("ARENA00")] for r in reports] == [
+        [], [("ARENA008", "oracle/solve.py")], [("ARENA009", "oracle/solve.py"), ("ARENA009", "oracle/solve.py")]]
     assert [r.passed for r in reports] == [True, False, True]
 
 
@@ -73,7 +96,55 @@ def test_a_package_outside_the_repository_is_judged_the_same(package: Path, tmp_
     elsewhere = tmp_path / "far" / "away"
     shutil.copytree(package, elsewhere / package.name)
     (elsewhere / "ruff.toml").write_text("line-length = 200\n")  # a config near a package changes nothing
-    assert lint_findings(package) == lint_findings(elsewhere / package.name) != []
+    assert lint_findings(package, "ARENA009") == lint_findings(elsewhere / package.name, "ARENA009") != []
+
+
+def _repository_ruff(repo: Path) -> subprocess.CompletedProcess[str]:
+    """The repository's CI lint (`ruff check .` with pyproject.toml) in a copy of the repository's settings."""
+    return subprocess.run([ruff_binary(), "check", "--no-cache", "."], cwd=repo, capture_output=True, text=True)
+
+
+@pytest.mark.parametrize(("text", "arena_passes"), [(STYLISH, True), (WRONG, False)], ids=["style", "correctness"])
+def test_the_repositorys_ruff_rejects_a_package_exactly_when_arena_check_does(tmp_path: Path, text: str,
+                                                                               arena_passes: bool) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    shutil.copy(ROOT / "pyproject.toml", repo / "pyproject.toml")
+    package = make_valid_package(repo / "environments")
+    (package / "instance" / "helpers.py").write_text(text)
+    (package / "environment" / "tool.py").write_text(WRONG)  # the image's files: neither lints them
+    assert run_static_checks(package).passed is arena_passes
+    assert (_repository_ruff(repo).returncode == 0) is arena_passes
+
+
+def test_arena_fix_applies_the_safe_fixes_and_formatter_and_reports_what_is_left(package: Path) -> None:
+    fix_package(package)  # the filled-in scaffold's generator keeps an empty docstring line the formatter joins
+    helper = package / "instance" / "helpers.py"
+    helper.write_text("import sys\nimport os\nclass Table:\n    rows = []\n    def size(self):\n"
+                      "        return len( self.rows )\n")
+    untouched = (package / "verifier.py").read_bytes()
+    outcome = fix_package(package, "environments/sample-task")
+    assert outcome.changed == ["instance/helpers.py"]
+    assert helper.read_text() == ("class Table:\n    rows = []\n\n    def size(self):\n"
+                                  "        return len(self.rows)\n")
+    assert [(d.check_id, d.file, d.line, d.message) for d in outcome.left] == [
+        ("ARENA009", "instance/helpers.py", 2, "ruff RUF012: Mutable default value for class attribute")]
+    assert (package / "verifier.py").read_bytes() == untouched
+    assert fix_package(package).changed == []  # a second run changes nothing
+
+
+def test_arena_fix_command_exit_codes(package: Path) -> None:
+    (package / "instance" / "helpers.py").write_text(STYLISH)
+    runner = CliRunner()
+    fixed = runner.invoke(cli, ["fix", str(package)])
+    assert fixed.exit_code == 0, fixed.output
+    assert "instance/helpers.py" in fixed.output and "1 finding(s) left" in fixed.output
+    assert "warning ARENA009  instance/helpers.py:2:13  ruff E711" in fixed.output  # an unsafe fix: not applied
+    (package / "instance" / "helpers.py").write_text(WRONG)
+    broken = runner.invoke(cli, ["fix", str(package)])
+    assert broken.exit_code == 1
+    assert "instance/helpers.py:3:26" in broken.output and "ARENA008" in broken.output
+    assert runner.invoke(cli, ["fix", str(package.parent / "nothing-here")]).exit_code == 2
 
 
 def test_a_broken_ruff_is_the_installations_fault(package: Path, tmp_path: Path,
@@ -82,7 +153,7 @@ def test_a_broken_ruff_is_the_installations_fault(package: Path, tmp_path: Path,
     fake.parent.mkdir()
     fake.write_text("#!/bin/sh\necho 'not json'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setattr("validators.static.lint._ruff", lambda: os.fspath(fake))
+    monkeypatch.setattr("taskpkg.python_lint.ruff_binary", lambda: os.fspath(fake))
     with pytest.raises(LintUnavailable, match="reinstall the arena"):
         lint_packages([walk(package)])
 

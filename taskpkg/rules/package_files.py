@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from taskpkg.diagnostics import Severity
-from taskpkg.rules.examples import Fifo, Grow, Keep, Link, Remove, Replace, Write, example
+from taskpkg.rules.examples import Append, Fifo, Grow, Keep, Link, Remove, Replace, Write, example
 from taskpkg.rules.model import Category, Message, Rule, one
 
 STATIC, E, W = Category.STATIC, Severity.ERROR, Severity.WARNING
@@ -92,17 +92,34 @@ ARENA007 = Rule(
 )
 
 ARENA008 = Rule(
-    "ARENA008", STATIC, E, "Python the repository's lint rejects",
-    doc="The repository's CI lints every Python file of every package outside `environment/` with ruff and the "
-        "settings in pyproject.toml's `[tool.ruff]`; a file it rejects fails the pull request's checks. The arena "
-        "runs the same ruff with the same settings, so a package that passes here passes there.",
-    advice="Fix what ruff reports, at the line shown: `ruff check --fix FILE` fixes many of them.",
+    "ARENA008", STATIC, E, "Python that is wrong: a syntax error or a bug the lint finds",
+    doc="The repository lints every Python file of a package outside `environment/` with ruff and the settings in "
+        "pyproject.toml's `[tool.ruff]`. A finding that means the code is wrong or hides a bug is an error: a syntax "
+        "error, or a pyflakes rule other than unused and star imports and f-strings without fields (an undefined "
+        "name, a variable assigned and never used, a function defined twice so the first never runs, an assert on "
+        "a tuple, a broken format string). The repository's own `ruff check .` reports the same in `environments/`.",
+    advice="Fix the code at the line shown; `ruff rule CODE` explains the rule.",
     messages={
         "": Message("ruff {code}: {problem}",
-                    "Fix it by hand (`ruff rule {code}` explains the rule); CI runs the same lint."),
-        "fixable": Message("ruff {code}: {problem}",
-                           "Run `ruff check --fix {path}` from the repository (same settings), or fix it by hand."),
+                    "Fix the code here (`ruff rule {code}` explains the rule); CI runs the same lint."),
         "syntax": Message("not valid Python: {problem}", "Fix the syntax at this place."),
+    },
+    failing=example(Append("instance/generate.py", "\n\ndef total() -> int:\n    return sum(undefined_numbers)\n")),
+    passing=example(Keep("instance/generate.py", "import json\nimport os\n")),
+)
+
+ARENA009 = Rule(
+    "ARENA009", STATIC, W, "Python the repository's house style would change",
+    doc="House style (import order, pyupgrade, simplifications, line length, mutable class defaults, unused "
+        "imports: every other rule of pyproject.toml's `[tool.ruff]`) is a warning on a package, never a reason to "
+        "reject it: contributed and imported code keeps its authors' style. `arena fix` applies ruff's safe fixes "
+        "and formatter with the repository's settings; what is left is for its author to judge.",
+    advice="Run `arena fix environments/<name>`; fix what it leaves by hand, or leave it.",
+    messages={
+        "": Message("ruff {code}: {problem}",
+                    "No automatic fix: change it by hand if you agree (`ruff rule {code}` explains the rule)."),
+        "fixable": Message("ruff {code}: {problem}",
+                           "Run `arena fix {package}` (ruff's safe fixes and formatter, the repository's settings)."),
     },
     failing=example(Replace("instance/generate.py", "import json\n", "import json\nimport sys\n",
                             shown="import json\nimport sys  # never used\n")),

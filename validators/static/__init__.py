@@ -39,7 +39,7 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
         diagnostics += check_files(tree)
         diagnostics += check_dockerfile(tree, loaded.package)
         diagnostics += check_verifier(tree)
-        diagnostics += lint_packages([tree])[0] if with_lint else []
+        diagnostics += lint_packages([tree], [display_path or str(root)])[0] if with_lint else []
         checks_run |= _TREE_IDS
         if loaded.package is not None:
             diagnostics += check_oracle(tree, loaded.package)
@@ -78,7 +78,7 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
     workers = workers if workers is not None else (os.cpu_count() or 1)
     check = partial(run_static_checks, with_lint=False)
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-lint") as background:
-        linted = background.submit(_lint_all, roots)
+        linted = background.submit(_lint_all, roots, displays)
         if workers <= 1 or len(roots) < PARALLEL_FROM:
             reports = [check(r, d) for r, d in zip(roots, displays, strict=True)]
         else:
@@ -89,7 +89,8 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
     return reports
 
 
-def _lint_all(roots: list[Path]) -> list[list]:
-    folders = [root for root in roots if root.is_dir()]
-    by_root = dict(zip(folders, lint_packages([walk(root) for root in folders]), strict=True))
+def _lint_all(roots: list[Path], displays: list[str]) -> list[list]:
+    folders = [(root, display) for root, display in zip(roots, displays, strict=True) if root.is_dir()]
+    linted = lint_packages([walk(root) for root, _ in folders], [display for _, display in folders])
+    by_root = dict(zip((root for root, _ in folders), linted, strict=True))
     return [by_root.get(root, []) for root in roots]

@@ -1,35 +1,36 @@
-"""The repository's lint on a package's Python (ARENA008): what CI enforces, reported by `arena check` first.
+"""The repository's lint on a package's Python: ARENA008 (correctness, an error) and ARENA009 (house style, a warning),
+from one ruff run over any number of packages; and `arena fix`, which applies ruff's safe fixes and formatter.
 
-The repository's test suite runs `ruff check .` with pyproject.toml's `[tool.ruff]` settings, so every Python file of
-a package outside `environment/` must pass them. RUFF_SETTINGS are those settings (a test keeps them equal), given
-to the pinned ruff with `--isolated`, so the result depends neither on where the package lies nor on any config
-near it. One ruff process lints any number of packages (it spreads files over the cores itself).
+The settings, the runner and the policy that splits correctness from style are taskpkg.python_lint's (the import uses
+them too). Every Python file of a package outside `environment/` is linted, as pyproject.toml's extend-exclude has it.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
 
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.rules.package_files import ARENA008
-from validators.static.files import PackageTree
+from taskpkg.python_lint import LintFinding, LintUnavailable, fix, lint
+from taskpkg.rules.package_files import ARENA008, ARENA009
+from validators.static.files import PackageTree, walk
 
-RULES = (ARENA008,)
-RUFF_SETTINGS: dict[str, object] = {
-    "line-length": 120,
-    "target-version": "py311",
-    "lint": {"select": ["E", "F", "W", "I", "B", "UP", "SIM", "RUF"], "ignore": ["RUF001", "RUF002", "RUF003"]},
-}
+RULES = (ARENA008, ARENA009)
 NOT_LINTED = "environment/"  # the image's own files: pyproject.toml's extend-exclude
 SUFFIXES = (".py", ".pyi", ".ipynb")
 OWN_SYNTAX_CHECK = frozenset({"verifier.py"})  # ARENA501 reports its syntax errors
-RUFF_TIMEOUT_S = 120
+
+__all__ = ["NOT_LINTED", "RULES", "FixOutcome", "LintUnavailable", "fix_package", "lint_packages", "linted_files"]
 
 
-class LintUnavailable(RuntimeError):
-    """ruff, installed with the arena, could not run: a broken installation, not a package's fault."""
+@dataclass
+class FixOutcome:
+    """What `arena fix` did to one package: the files it changed and the findings left (ARENA008 and ARENA009)."""
+
+    root: Path
+    changed: list[str] = field(default_factory=list)
+    left: list[Diagnostic] = field(default_factory=list)
 
 
 def linted_files(tree: PackageTree) -> list[str]:
@@ -37,65 +38,60 @@ def linted_files(tree: PackageTree) -> list[str]:
     return [f.relative for f in tree.files if f.relative.endswith(SUFFIXES) and not f.relative.startswith(NOT_LINTED)]
 
 
-def ruff_command(paths: list[str]) -> list[str]:
-    """The ruff command line for files, with the repository's settings."""
-    overrides = []
-    for key, value in RUFF_SETTINGS.items():
-        settings = {f"{key}.{sub}": v for sub, v in value.items()} if isinstance(value, dict) else {key: value}
-        for name, setting in settings.items():
-            overrides += ["--config", f"{name} = {json.dumps(setting)}"]
-    return [_ruff(), "check", "--isolated", "--no-cache", "--quiet", "--output-format", "json", "--exit-zero",
-            *overrides, "--", *paths]
+def lint_packages(trees: list[PackageTree], display_paths: list[str] | None = None) -> list[list[Diagnostic]]:
+    """ARENA008 and ARENA009 findings for each package, from one ruff run over all of them. display_paths name the
+    packages in the fix `arena fix` offers (default: their roots)."""
+    paths, places = _linted_paths(trees)
+    return _diagnostics(lint(paths), places, display_paths or [str(tree.root) for tree in trees])
 
 
-def lint_packages(trees: list[PackageTree]) -> list[list[Diagnostic]]:
-    """ARENA008 findings for each package, from one ruff run over all of them."""
-    files: dict[str, tuple[int, str]] = {}  # by absolute and by real path: ruff may report either
-    paths = []
+def fix_package(root: Path, display_path: str | None = None) -> FixOutcome:
+    """Apply ruff's safe fixes and formatter (the repository's settings) to the package's linted files; return the
+    files changed and what is left."""
+    tree = walk(root)
+    paths, places = _linted_paths([tree])
+    before = {path: tree.by_path[places[path][1]].data for path in paths}
+    left = fix(paths)
+    changed = [places[path][1] for path in paths if Path(path).read_bytes() != before[path]]
+    return FixOutcome(root, changed, _diagnostics(left, places, [display_path or str(root)])[0])
+
+
+def _linted_paths(trees: list[PackageTree]) -> tuple[list[str], dict[str, tuple[int, str]]]:
+    """The absolute paths to lint, and each one's (package index, package-relative path), by absolute and by real
+    path: ruff may report either."""
+    paths, places = [], {}
     for index, tree in enumerate(trees):
         for relative in linted_files(tree):
             path = os.path.abspath(tree.root / relative)
             paths.append(path)
-            files[path] = files[os.path.realpath(path)] = (index, relative)
-    found: list[list[Diagnostic]] = [[] for _ in trees]
-    if not paths:
-        return found
-    try:
-        done = subprocess.run(ruff_command(paths), capture_output=True, text=True, timeout=RUFF_TIMEOUT_S,
-                              check=False)
-        reported = json.loads(done.stdout or "[]")
-    except (OSError, subprocess.TimeoutExpired, json.JSONDecodeError) as exc:
-        raise LintUnavailable(f"ruff, installed with the arena, could not lint the packages ({exc}); reinstall the "
-                              "arena (`scripts/setup`)") from None
-    syntax_seen: set[str] = set()
-    for item in reported:
-        place = files.get(item["filename"]) or files.get(os.path.realpath(item["filename"]))
+            places[path] = places[os.path.realpath(path)] = (index, relative)
+    return paths, places
+
+
+def _diagnostics(items: list[LintFinding], places: dict[str, tuple[int, str]],
+                 displays: list[str]) -> list[list[Diagnostic]]:
+    found: list[list[Diagnostic]] = [[] for _ in displays]
+    syntax_seen: set[tuple[int, str]] = set()
+    for item in items:
+        place = places.get(item.filename) or places.get(os.path.realpath(item.filename))
         if place is None:
             continue
         index, relative = place
-        syntax = item["code"] in (None, "invalid-syntax")
-        if syntax and (relative in OWN_SYNTAX_CHECK or relative in syntax_seen):
-            continue
-        syntax_seen |= {relative} if syntax else set()
-        found[index].append(_finding(item, relative, syntax))
+        if item.syntax and (relative in OWN_SYNTAX_CHECK or place in syntax_seen):
+            continue  # one syntax finding a file is enough: the rest follow from the first
+        if item.syntax:
+            syntax_seen.add(place)
+        found[index].append(finding(item, relative, displays[index]))
     return found
 
 
-def _finding(item: dict, relative: str, syntax: bool) -> Diagnostic:
-    line, column = item["location"]["row"], item["location"]["column"]
-    if syntax:
-        return ARENA008.found(relative, line, column, case="syntax", problem=item["message"])
-    if (item.get("fix") or {}).get("applicability") == "safe":  # what `ruff check --fix` applies
-        return ARENA008.found(relative, line, column, case="fixable", code=item["code"], problem=item["message"],
-                              path=relative)
-    return ARENA008.found(relative, line, column, code=item["code"], problem=item["message"])
-
-
-def _ruff() -> str:
-    """The ruff installed with the arena (its pinned version), else one on PATH."""
-    try:
-        from ruff.__main__ import find_ruff_bin
-
-        return os.fsdecode(find_ruff_bin())
-    except (ImportError, FileNotFoundError):
-        return "ruff"
+def finding(item: LintFinding, relative: str, package: str) -> Diagnostic:
+    """The diagnostic for one ruff finding in a package's file: ARENA008 for correctness, ARENA009 for style."""
+    where = (relative, item.line, item.column)
+    if item.syntax:
+        return ARENA008.found(*where, case="syntax", problem=item.message)
+    if item.correctness:
+        return ARENA008.found(*where, code=item.code, problem=item.message)
+    if item.fixable:
+        return ARENA009.found(*where, case="fixable", code=item.code, problem=item.message, package=package)
+    return ARENA009.found(*where, code=item.code, problem=item.message)
