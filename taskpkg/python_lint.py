@@ -28,6 +28,8 @@ RUFF_SETTINGS: dict[str, object] = {
 STYLE_PYFLAKES = ("F401", "F403", "F405", "F541")
 STYLE_RULES = ("B", "E", "I", "RUF", "SIM", "UP", "W", *STYLE_PYFLAKES)
 PACKAGES_GLOB = "environments/**"  # where contributed packages live: pyproject.toml's per-file-ignores key
+NOT_LINTED = "environment/"  # a package's image files: pyproject.toml's extend-exclude
+LINTED_SUFFIXES = (".py", ".pyi", ".ipynb")
 RUFF_TIMEOUT_S = 120
 
 
@@ -55,6 +57,11 @@ class LintFinding:
     def correctness(self) -> bool:
         """An error under the policy (syntax, or a pyflakes rule that is not style); otherwise style."""
         return self.code is None or not self.code.startswith(STYLE_RULES)
+
+
+def is_linted(relative: str) -> bool:
+    """Whether the repository's lint covers a package file (its package-relative POSIX path)."""
+    return relative.endswith(LINTED_SUFFIXES) and not relative.startswith(NOT_LINTED)
 
 
 def ruff_binary() -> str:

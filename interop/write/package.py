@@ -12,13 +12,16 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from interop.dockerfile import ARENA_WORKSPACE, facts
-from interop.files import copy_file, copy_tree, relative_to, walk_files
+from interop.files import copy_file, copy_tree, relative_to
 from interop.map import Plan
-from interop.map.findings import installed_tools, scan_oracle, scan_verifier, unreachable_fallbacks
+from interop.map.findings import scan_oracle, scan_verifier
 from interop.map.metadata import PLACEHOLDER
 from interop.model import FORMAT_NAMES, InteropError, SourceTask, VerifierImage
+from interop.write.fallbacks import ToolsToBake, resolve_fallbacks
 from interop.write.frontmatter import render
 from interop.write.generated import bash_wrapper, dockerfile_from_image, generator_text, missing_oracle, steps_oracle
+from interop.write.pins import settle_image
+from interop.write.tidy import tidy_python
 from interop.write.verifier_shim import DATA_DIR, ShimSpec, shim_text
 
 TASK_FILE = "task.md"
@@ -58,9 +61,12 @@ def write_package(source: SourceTask, plan: Plan, out_dir: Path) -> Path:
         workdir = _environment(source, folder)
         plan.frontmatter["oracle"] = {"entrypoint": _oracle(source, folder)}
         plan.frontmatter["verifier"] = {"data": [DATA_DIR]}
-        _verifier(source, folder, workdir, int(plan.frontmatter["limits"]["verifier_timeout_s"]))
+        bake = _verifier_data(source, folder)
+        settle_image(source, folder, bake)
+        _verifier(source, folder, workdir, int(plan.frontmatter["limits"]["verifier_timeout_s"]), bake.switches)
         write_text(folder / plan.frontmatter["instances"]["generator"], generator_text(plan.body.values))
         _task_file(source, folder, plan)
+        tidy_python(source, folder)
     return out_dir / plan.name
 
 
@@ -166,52 +172,30 @@ def _entrypoint(source: SourceTask, oracle: Path) -> str:
     return WRAPPER
 
 
-def _verifier(source: SourceTask, folder: Path, workdir: str, timeout: int) -> None:
-    """Move the original tests into verifier_data/ and write the verifier.py that runs them."""
+def _verifier_data(source: SourceTask, folder: Path) -> ToolsToBake:
+    """Copy the original tests into verifier_data/, resolve their guarded install fallbacks and scan what is left;
+    return the tools the image must install for them."""
     data = folder / DATA_DIR
     for directory in source.verifier_dirs:
         if directory.is_dir():
             copy_tree(directory, data, source.root, source.report.lost, source.verifier_exclude)
     for file in source.verifier_files:
         copy_file(file, data / file.name, source.root, source.report.lost)
-    _drop_unreachable_fallbacks(source, folder, data)
+    bake = resolve_fallbacks(source, folder, data)
     source.report.todo.extend(scan_verifier(data, folder))
+    return bake
+
+
+def _verifier(source: SourceTask, folder: Path, workdir: str, timeout: int, switches: dict[str, str]) -> None:
+    """Write the verifier.py that runs the original tests (with the switches that skip their install fallbacks)."""
     margin = max(5, math.ceil(timeout * 0.05))
     image = source.verifier_image
     spec = ShimSpec(source.fmt, source.verifier_mount, source.verifier_links, source.test_script, workdir,
                     max(1, timeout - margin) if timeout > margin else max(1, timeout - 1),
-                    {**source.verifier_env, **(image.env if image else {})},
+                    {**source.verifier_env, **(image.env if image else {}), **switches},
                     tuple((p.source, p.target) for p in image.placements) if image else (), source.reward_from)
     write_text(folder / "verifier.py", shim_text(spec))
     reward = "its exit status (0 scores 1, anything else 0)" if source.reward_from == "exit-status" else \
         "the reward it writes"
     source.mapped("verifier.py", f"runs the original {source.test_script} (now in {DATA_DIR}/) at "
                   f"{source.verifier_mount} and turns {reward} into the arena's reward JSON")
-
-
-def _drop_unreachable_fallbacks(source: SourceTask, folder: Path, data: Path) -> None:
-    """Comment out the branches of the tests that run only when the image lacks a tool it installs."""
-    dockerfile = folder / "environment" / "Dockerfile"
-    provided = installed_tools(dockerfile.read_text(encoding="utf-8", errors="replace"))
-    if not provided:
-        return
-    for path in walk_files(data, folder):
-        if path.suffix not in ("", ".sh", ".bash"):
-            continue
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (UnicodeDecodeError, OSError):
-            continue
-        fallbacks = unreachable_fallbacks(text, provided)
-        if not fallbacks:
-            continue
-        lines = text.split("\n")
-        for dead in fallbacks:
-            for index in range(dead.first - 1, dead.last):
-                indent = lines[index][: len(lines[index]) - len(lines[index].lstrip())]
-                lines[index] = f"{indent}: # arena import, unreachable: {lines[index].strip()}"
-            where = relative_to(path, folder)
-            source.mapped(f"{where}:{dead.first}-{dead.last}", f"the branch that runs only without {dead.tool} "
-                          f"(the check at line {dead.guard_line}) is unreachable: environment/Dockerfile:"
-                          f"{dead.installed_line} installs {dead.tool}; commented out, so the tests need no network")
-        path.write_text("\n".join(lines), encoding="utf-8")

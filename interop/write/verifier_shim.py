@@ -44,14 +44,22 @@ def shim_text(spec: ShimSpec) -> str:
              f"time only). They are put where {name} puts them ({spec.mount}), replacing anything the agent left "
              f"there, and {spec.test_script} runs as {name} runs it: by its shebang (sh when it has none), as root, "
              f"in {spec.workdir}.{placed} {reward} {about_output}")
-    links = "(" + "".join(f"{json.dumps(link)}, " for link in spec.links).rstrip() + ")"
-    placements = "".join(f"    ({json.dumps(s)}, {json.dumps(d)}),\n" for s, d in spec.placements)
+    pairs = [f"({json.dumps(s)}, {json.dumps(d)})" for s, d in spec.placements]
     return _TEMPLATE.format(
         name=name, about=textwrap.fill(about, 116), fmt=json.dumps(spec.source_format), mount=json.dumps(spec.mount),
-        links=links, script=json.dumps(spec.test_script), workdir=json.dumps(spec.workdir), timeout=spec.timeout_s,
+        links=_tuple_text([json.dumps(link) for link in spec.links]),
+        script=json.dumps(spec.test_script), workdir=json.dumps(spec.workdir), timeout=spec.timeout_s,
         env=json.dumps(spec.env), data=json.dumps(DATA_DIR), tail=TAIL_CHARS, reward_from=json.dumps(spec.reward_from),
-        placements=f"(\n{placements})" if placements else "()",
+        placements=_tuple_text(pairs),
     )
+
+
+def _tuple_text(items: list[str]) -> str:
+    """A tuple literal as ruff's formatter writes it: on one line when it fits, else one item a line."""
+    one_line = f"({items[0]},)" if len(items) == 1 else f"({', '.join(items)})"  # () when empty
+    if len(one_line) <= 100:
+        return one_line
+    return "(\n" + "".join(f"    {item},\n" for item in items) + ")"
 
 
 _TEMPLATE = '''"""Verifier written by `arena import` for a {name} task:
@@ -105,8 +113,8 @@ def clear(path: str) -> None:
 
 def place(source: str, target: str) -> None:
     """Put a test file (or folder, merged into what is there) where the source's verifier image had it."""
-    if os.path.lexists(target) and not (os.path.isdir(source) and os.path.isdir(target) and
-                                        not os.path.islink(target)):
+    merge = os.path.isdir(source) and os.path.isdir(target) and not os.path.islink(target)
+    if os.path.lexists(target) and not merge:
         clear(target)
     os.makedirs(os.path.dirname(target) or "/", exist_ok=True)
     if os.path.isdir(source):
@@ -141,9 +149,15 @@ def run(script: Path) -> tuple[int, str]:
         env[key] = string.Template(value).safe_substitute(env)
     log = LOGS / "test-stdout.txt"
     with log.open("wb") as output:
-        process = subprocess.Popen(command, cwd=WORKDIR if os.path.isdir(WORKDIR) else "/", env=env,
-                                   stdin=subprocess.DEVNULL, stdout=output, stderr=subprocess.STDOUT,
-                                   start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            cwd=WORKDIR if os.path.isdir(WORKDIR) else "/",
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         try:
             status = process.wait(timeout=TIMEOUT_S)
         except subprocess.TimeoutExpired:

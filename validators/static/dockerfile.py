@@ -21,6 +21,7 @@ from taskpkg.dockerfile import (
     run_scripts,
     split_words,
 )
+from taskpkg.installs import APT_INSTALL, PIP_INSTALL, PIPE_TO_SHELL, is_pinned, pip_arguments
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dockerfile import (
     ARENA401,
@@ -38,25 +39,6 @@ from validators.static.files import PackageFile, PackageTree
 RULES = (ARENA401, ARENA402, ARENA403, ARENA404, ARENA405, ARENA406, ARENA407, ARENA408)
 DOCKERFILE = "environment/Dockerfile"
 CONTEXT = "environment/"
-PIPE_TO_SHELL = re.compile(r"\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b")
-PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(?P<args>[^;&|]*)")
-APT_INSTALL = re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\b(?P<args>[^;&|]*)")
-# Options of pip and `uv pip install` that take a value (the next word is not a package).
-PIP_OPTIONS_WITH_VALUE = frozenset({
-    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f", "--find-links",
-    "--target", "-t", "--prefix", "--root", "--src", "-e", "--editable", "--python", "-p", "--python-version",
-    "--platform", "--python-platform", "--implementation", "--abi", "--trusted-host", "--index", "--default-index",
-    "--index-strategy", "--keyring-provider", "--cache-dir", "--cert", "--client-cert", "--proxy", "--timeout",
-    "--retries", "--log", "--progress-bar", "--upgrade-strategy", "--only-binary", "--no-binary", "--report",
-    "--exists-action", "--config-settings", "-C", "--config-setting", "--override", "--build-constraint", "-b",
-    "--resolution", "--prerelease", "--exclude-newer", "--link-mode", "--reinstall-package", "--upgrade-package",
-    "-P", "--refresh-package", "--no-build-package", "--no-binary-package", "--only-binary-package", "--group",
-    "--extra", "--torch-backend", "--directory", "--project", "--config-file",
-})
-_LOCAL_SOURCE = re.compile(r"^(?:\.{1,2}(?:/|$)|/|~|file:|git\+|https?://)|\.(?:whl|tar\.gz|zip)$")
-_REDIRECT = re.compile(r"^\d*[<>]")
-
-
 MAX_SCRIPT_DEPTH = 8
 
 
@@ -175,21 +157,11 @@ class _RunChecker:
 def _unpinned_pip(requirements: Callable[[str], tuple[str, str] | None],
                   arguments: str) -> list[Callable[[str, int], Diagnostic]]:
     """ARENA403 findings still to be placed (at the Dockerfile line that installs), one per unpinned package."""
+    named, files = pip_arguments(arguments)
     problems: list[Callable[[str, int], Diagnostic]] = []
-    words = split_words(arguments)
-    index = 0
-    while index < len(words):
-        word = words[index]
-        if word in PIP_OPTIONS_WITH_VALUE:
-            if word in ("-r", "--requirement") and index + 1 < len(words):
-                problems.extend(_unpinned_requirements(requirements(words[index + 1])))
-            index += 2
-            continue
-        if _REDIRECT.match(word):
-            break
-        if not word.startswith("-") and "==" not in word and not _LOCAL_SOURCE.search(word) and "@" not in word:
-            problems.append(partial(ARENA403.found, case="package", package=word))
-        index += 1
+    for file in files:
+        problems.extend(_unpinned_requirements(requirements(file)))
+    problems += [partial(ARENA403.found, case="package", package=word) for word in named if not is_pinned(word)]
     return problems
 
 

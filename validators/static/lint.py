@@ -12,13 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.python_lint import LintFinding, LintUnavailable, fix, lint
+from taskpkg.python_lint import NOT_LINTED, LintFinding, LintUnavailable, fix, is_linted, lint
 from taskpkg.rules.package_files import ARENA008, ARENA009
 from validators.static.files import PackageTree, walk
 
 RULES = (ARENA008, ARENA009)
-NOT_LINTED = "environment/"  # the image's own files: pyproject.toml's extend-exclude
-SUFFIXES = (".py", ".pyi", ".ipynb")
 OWN_SYNTAX_CHECK = frozenset({"verifier.py"})  # ARENA501 reports its syntax errors
 
 __all__ = ["NOT_LINTED", "RULES", "FixOutcome", "LintUnavailable", "fix_package", "lint_packages", "linted_files"]
@@ -35,7 +33,7 @@ class FixOutcome:
 
 def linted_files(tree: PackageTree) -> list[str]:
     """The package-relative paths the repository's lint covers."""
-    return [f.relative for f in tree.files if f.relative.endswith(SUFFIXES) and not f.relative.startswith(NOT_LINTED)]
+    return [f.relative for f in tree.files if is_linted(f.relative)]
 
 
 def lint_packages(trees: list[PackageTree], display_paths: list[str] | None = None) -> list[list[Diagnostic]]:
