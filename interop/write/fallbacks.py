@@ -62,7 +62,7 @@ def resolve_fallbacks(source: SourceTask, folder: Path, data: Path) -> ToolsToBa
 def _resolvable(fallback: GuardedInstall, installed: dict[str, int], source: SourceTask, where: str) -> bool:
     """Whether the image can stand in for the branch: it does nothing else than install, and either the guard has a
     switch to set or every tool the guard asks for will be there."""
-    span = f"{where}:{fallback.first}-{fallback.last}"
+    span = _span(where, fallback)
     if fallback.blockers:
         source.todo(span, f"the install fallback behind `{fallback.guard}` (line {fallback.guard_line}) stays: "
                     f"{'; '.join(fallback.blockers)}; install what it needs in environment/Dockerfile and delete it")
@@ -90,7 +90,7 @@ def _record(bake: ToolsToBake, fallback: GuardedInstall, installed: dict[str, in
     bake.debian += [p for p in new_debian if p not in bake.debian]
     if fallback.switch:
         bake.switches[fallback.switch] = "1"
-    span = f"{where}:{fallback.first}-{fallback.last}"
+    span = _span(where, fallback)
     bake.places.append(span)
     already = sorted({requirement_name(r) for r in fallback.python} - {requirement_name(r) for r in new})
     parts = [f"environment/Dockerfile installs {', '.join(new + new_debian)} at build time" if new + new_debian else "",
@@ -99,3 +99,9 @@ def _record(bake: ToolsToBake, fallback: GuardedInstall, installed: dict[str, in
     source.mapped(span, f"the install fallback behind `{fallback.guard}` (line {fallback.guard_line}) is resolved "
                   f"at import: {'; '.join(p for p in parts if p)}; the branch is commented out, so the tests need "
                   "no network")
+
+
+def _span(where: str, fallback: GuardedInstall) -> str:
+    """`file:first-last`, or `file:line` for a branch of one line."""
+    lines = str(fallback.first) if fallback.first == fallback.last else f"{fallback.first}-{fallback.last}"
+    return f"{where}:{lines}"

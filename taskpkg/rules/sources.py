@@ -59,6 +59,9 @@ ARENA504 = Rule(
         "script": Message("{path} installs packages at verification time: {command}",
                           "Install what the tests need in environment/Dockerfile (pinned); the verifier has no "
                           "network."),
+        "script_packages": Message("{path} installs packages at verification time: {command}",
+                                   "Install them in the image instead, pinned: add `{dockerfile_line}` to "
+                                   "environment/Dockerfile and delete this line (the verifier has no network)."),
     },
     failing=example(Replace(VERIFIER, "import os\n", "import os\nimport subprocess\n"),
                     Append(VERIFIER, "subprocess.run(['pip', 'install', 'numpy'])\n")),

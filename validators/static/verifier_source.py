@@ -6,6 +6,7 @@ import ast
 import re
 
 from taskpkg.diagnostics import Diagnostic
+from taskpkg.installs import debian_packages, python_packages
 from taskpkg.model import TaskPackage
 from taskpkg.paths import AGENT_LOG_PATHS
 from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505
@@ -74,9 +75,20 @@ def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diag
             if PIPE_TO_SHELL.search(code):
                 found.append(pipe_to_shell_finding(file.relative, number, "in a script the verifier runs"))
             elif any(hint in code.lower() for hint in INSTALL_HINTS) or re.search(r"\b(?:uvx|pipx)\b", code):
-                found.append(ARENA504.found(file.relative, number, case="script", path=file.relative,
-                                            command=code.strip()[:80]))
+                found.append(_installs_in_script(file.relative, number, code))
     return found
+
+
+def _installs_in_script(relative: str, number: int, code: str) -> Diagnostic:
+    """ARENA504 for a line of a test script that installs; its fix names the Dockerfile line to add where the line
+    says what it installs."""
+    python, debian = python_packages(code), debian_packages(code)
+    lines = ([f"RUN apt-get update && apt-get install -y {' '.join(debian)}"] if debian else []) + \
+        ([f"RUN python3 -m pip install --no-cache-dir {' '.join(python)}"] if python else [])
+    if not lines or any(word.startswith("$") for word in python + debian):
+        return ARENA504.found(relative, number, case="script", path=relative, command=code.strip()[:80])
+    return ARENA504.found(relative, number, case="script_packages", path=relative, command=code.strip()[:80],
+                          dockerfile_line="` and `".join(lines))
 
 
 def _agent_logs(relative: str, text: str) -> list[Diagnostic]:
