@@ -1,7 +1,7 @@
 """Import every task under the given folders as a new user would (one `arena import` each, with the options a source
 without a licence or handle needs), static-check each package, and print the pass share and the reasons for the rest.
 
-    .venv/bin/python bench/import_corpus.py FOLDER... [--github HANDLE --license SPDX] [-v]
+    .venv/bin/python bench/import_corpus.py FOLDER... [--github H --license SPDX] [--domain-when-asked D] [-v]
 
 The README's figures for public corpora come from this script (the corpora themselves are not in the repository).
 """
@@ -24,6 +24,8 @@ def main() -> None:
     parser.add_argument("folders", nargs="+", type=Path)
     parser.add_argument("--github", default="corpus-importer", help="for an author the source names without one")
     parser.add_argument("--license", default="MIT", help="for a source that declares none")
+    parser.add_argument("--domain-when-asked", metavar="DOMAIN",
+                        help="import a task refused for its domain again with this --domain, as the refusal says")
     parser.add_argument("-v", "--verbose", action="store_true", help="one line per task")
     args = parser.parse_args()
     tasks = [task for folder in args.folders for task in task_folders(folder)]
@@ -31,7 +33,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as out:
         for index, task in enumerate(tasks):
             started = time.perf_counter()
-            outcome = import_and_check(task, Path(out) / str(index), github=args.github, license=args.license)
+            outcome = import_and_check(task, Path(out) / str(index), args.domain_when_asked, github=args.github,
+                                       license=args.license)
             outcomes.append(outcome)
             if args.verbose:
                 seconds = time.perf_counter() - started

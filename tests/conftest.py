@@ -12,6 +12,7 @@ import pytest
 from sandbox.cleanup import collect_garbage, labelled_images
 from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, OWNER_VARIABLE, EngineUnavailable, connect
 from sandbox.episode import Sandbox
+from tests.support.wheelhouse import Wheelhouse, use_wheelhouse
 
 pytest_plugins = ("tests.conftest_github",)
 
@@ -67,6 +68,13 @@ def sandbox(engine: object) -> Iterator[Sandbox]:
     """A Sandbox on the real engine for one test module; everything it made is removed after the module."""
     with Sandbox(engine) as box:  # type: ignore[arg-type]
         yield box
+
+
+@pytest.fixture
+def pip_registry(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Wheelhouse:
+    """pip's only registry for this test (and the pins `arena import` resolves with it): an empty local index, to
+    which a test adds the wheels it wants pip to find."""
+    return use_wheelhouse(monkeypatch, tmp_path_factory.mktemp("registry"))
 
 
 @pytest.fixture(scope="session", autouse=True)

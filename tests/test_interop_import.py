@@ -11,6 +11,7 @@ from interop import ImportResult, InteropError, detect_format, import_task
 from taskpkg.loader import load_package
 from validators.static import run_static_checks
 
+pytestmark = pytest.mark.usefixtures("pip_registry")  # pins resolve against an empty local index
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "interop"
 HARBOR, BENCHFLOW = FIXTURES / "harbor", FIXTURES / "benchflow"
 # Fixtures that must pass the static check; their only findings are these documented ones.

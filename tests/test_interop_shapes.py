@@ -21,6 +21,7 @@ from tests.support.packages import edit, make_valid_package
 from validators.dynamic.leaks import hidden_files
 from validators.static import run_static_checks
 
+pytestmark = pytest.mark.usefixtures("pip_registry")  # pins resolve against an empty local index
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "interop"
 SHAPES = {  # fixture → import options
     "harbor/sensor-drift": {},
@@ -75,7 +76,7 @@ def test_a_separate_verifier_image_is_built_into_the_package(tmp_path: Path) -> 
     assert "chmod" not in block, "a RUN that only prepares the test files is not needed"
     assert sorted(p.name for p in (package / "verifier_data").iterdir()) == ["reference", "test.sh", "test_drift.py"]
     verifier = (package / "verifier.py").read_text()
-    assert 'PLACEMENTS = (\n    ("reference", "/opt/grader/reference/"),\n)' in verifier
+    assert 'PLACEMENTS = (("reference", "/opt/grader/reference/"),)' in verifier
     assert 'WORKDIR = "/tests"' in verifier
     mapped = "\n".join(result.report.mapped)
     assert "tests/Dockerfile: the separate verifier image is built into the package: 1 setup line(s)" in mapped
@@ -329,8 +330,9 @@ def test_install_lines_understand_options_that_take_a_value(tmp_path: Path, line
 def test_a_verifier_reading_the_agent_logs_is_one_error_per_line_in_shell_and_python(tmp_path: Path) -> None:
     result = import_task(FIXTURES / "harbor" / "claims-audit", tmp_path)
     package = result.package_path
-    assert errors(package) == [("ARENA502", "verifier_data/check.py", 14), ("ARENA502", "verifier_data/test.sh", 3)]
-    places = {"verifier_data/check.py:14", "verifier_data/test.sh:3"}
+    # check.py's line 14 is 17 once ruff's formatter has put two blank lines between its definitions
+    assert errors(package) == [("ARENA502", "verifier_data/check.py", 17), ("ARENA502", "verifier_data/test.sh", 3)]
+    places = {"verifier_data/check.py:17", "verifier_data/test.sh:3"}
     assert {e.split(": ")[0] for e in entries(result, "todo", "reads the agent's logs")} == places
     assert not any(e.split(": ")[0] in places for e in result.todo_except(places)), "shown once, by the check"
 
@@ -361,24 +363,25 @@ def test_a_guarded_fallback_the_image_makes_unreachable_is_commented_out(tmp_pat
     result = import_task(FIXTURES / "benchflow" / "ticket-triage", tmp_path)
     package = result.package_path
     script = (package / "verifier_data" / "test.sh").read_text().split("\n")
-    assert script[7].startswith("    : # arena import, unreachable: curl -LsSf") and script[10].endswith("status=$?")
+    assert script[7].startswith("    : # arena import, installed at build time instead: curl -LsSf")
+    assert script[10].endswith("status=$?")
     assert script[4] == '    python3 -m pytest -q "$BENCHFLOW_VERIFIER_DIR/test_triage.py"', "the live branch stays"
-    assert entries(result, "mapped", "verifier_data/test.sh:8-11: the branch that runs only without pytest (the "
-                                     "check at line 4) is unreachable: environment/Dockerfile:2 installs pytest")
+    assert entries(result, "mapped", "verifier_data/test.sh:8-11: the install fallback behind `python3 -c \"import "
+                                     "pytest\" >/dev/null 2>&1` (line 4) is resolved at import: environment/"
+                                     "Dockerfile already installs pytest")
+    assert "# >>> arena import" not in (package / "environment" / "Dockerfile").read_text(), "nothing to add"
     assert errors(package) == [] and not entries(result, "todo", "verifier_data/test.sh")
 
 
-def test_a_guarded_fallback_stays_an_error_when_the_image_lacks_the_tool(tmp_path: Path) -> None:
+def test_a_guarded_fallback_installs_the_tool_the_image_lacks_at_build_time(tmp_path: Path) -> None:
     task = copy("benchflow/ticket-triage", tmp_path)
     edit(task / "environment" / "Dockerfile", "RUN pip install --no-cache-dir pytest==8.3.4\n", "")
     result = import_task(task, tmp_path / "out")
     package = result.package_path
-    assert "curl -LsSf" in (package / "verifier_data" / "test.sh").read_text().split("\n")[7]
-    found = run_static_checks(package).diagnostics
-    assert [(d.check_id, d.line) for d in found if d.severity.value == "error"] == [("ARENA407", 8), ("ARENA504", 10)]
-    assert all("environment/Dockerfile" in d.fix for d in found if d.check_id == "ARENA504")
-    places = {f"{d.file}:{d.line}" for d in found}
-    assert not [e for e in result.todo_except(places) if e.startswith("verifier_data/test.sh")]
+    assert "installed at build time instead: curl -LsSf" in (package / "verifier_data" / "test.sh").read_text()
+    dockerfile = (package / "environment" / "Dockerfile").read_text()
+    assert "RUN PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --no-cache-dir pytest==8.3.4\n" in dockerfile
+    assert errors(package) == []
 
 
 @needs_minibox

@@ -67,6 +67,7 @@ def write_package(source: SourceTask, plan: Plan, out_dir: Path) -> Path:
         write_text(folder / plan.frontmatter["instances"]["generator"], generator_text(plan.body.values))
         _task_file(source, folder, plan)
         tidy_python(source, folder)
+        source.report.todo.extend(scan_oracle(folder / "oracle", folder) + scan_verifier(folder / DATA_DIR, folder))
     return out_dir / plan.name
 
 
@@ -146,7 +147,6 @@ def _oracle(source: SourceTask, folder: Path) -> str:
         entry = _entrypoint(source, target)
     else:
         entry = _missing_oracle(source, target, source.oracle_missing or "the source has no reference solution")
-    source.report.todo.extend(scan_oracle(target, folder))
     return entry
 
 
@@ -173,17 +173,15 @@ def _entrypoint(source: SourceTask, oracle: Path) -> str:
 
 
 def _verifier_data(source: SourceTask, folder: Path) -> ToolsToBake:
-    """Copy the original tests into verifier_data/, resolve their guarded install fallbacks and scan what is left;
-    return the tools the image must install for them."""
+    """Copy the original tests into verifier_data/ and resolve their guarded install fallbacks; return the tools the
+    image must install for them. (What is left is scanned once the package's Python has its final lines.)"""
     data = folder / DATA_DIR
     for directory in source.verifier_dirs:
         if directory.is_dir():
             copy_tree(directory, data, source.root, source.report.lost, source.verifier_exclude)
     for file in source.verifier_files:
         copy_file(file, data / file.name, source.root, source.report.lost)
-    bake = resolve_fallbacks(source, folder, data)
-    source.report.todo.extend(scan_verifier(data, folder))
-    return bake
+    return resolve_fallbacks(source, folder, data)
 
 
 def _verifier(source: SourceTask, folder: Path, workdir: str, timeout: int, switches: dict[str, str]) -> None:

@@ -12,9 +12,13 @@ from taskpkg.python_lint import LintUnavailable, fix, is_linted
 
 
 def tidy_python(source: SourceTask, folder: Path) -> None:
-    """Fix and format the package's linted Python files in place; report what changed and what is left."""
+    """Fix and format the package's linted Python files in place; report what changed and what is left. A file with
+    an identical copy in environment/ is left byte for byte: the copy is a shared input or library, or a leak, and
+    either way the check must still see that the two are one file."""
+    image = {path.read_bytes() for path in walk_files(folder / "environment", folder)} \
+        if (folder / "environment").is_dir() else set()
     files = {str(path.resolve()): relative_to(path, folder) for path in walk_files(folder, folder)
-             if is_linted(relative_to(path, folder))}
+             if is_linted(relative_to(path, folder)) and path.read_bytes() not in image}
     before = {path: Path(path).read_bytes() for path in files}
     try:
         left = fix(list(files))

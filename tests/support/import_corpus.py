@@ -46,13 +46,19 @@ class Outcome:
         return self.status == "fails" and set(self.errors) <= STYLE_RULES
 
 
-def import_and_check(task: Path, out: Path, **options: str) -> Outcome:
-    """One `arena import` of task into out, then the static check, as `arena import` runs it."""
+def import_and_check(task: Path, out: Path, domain_when_asked: str | None = None, **options: str) -> Outcome:
+    """One `arena import` of task into out, then the static check, as `arena import` runs it. With
+    domain_when_asked, a task refused only because no domain maps is imported again with that `--domain`, as the
+    refusal's fix says (a second import, reported in the reasons)."""
     try:
         result = import_task(task, out, **options)
     except InteropError as exc:
-        why = "a coding task: coding is deliberately not an arena domain" if "coding is deliberately" in str(exc) \
-            else str(exc).split(". Fix:")[0]
+        coding = "coding is deliberately" in str(exc)
+        if domain_when_asked and "Pass --domain" in str(exc):
+            outcome = import_and_check(task, out, None, **options, domain=domain_when_asked)
+            outcome.reasons.append(f"asked for --domain{' (a coding task)' if coding else ''}")
+            return outcome
+        why = "a coding task: coding is deliberately not an arena domain" if coding else str(exc).split(". Fix:")[0]
         return Outcome(task, "refused", [str(exc)], [why])
     report = run_static_checks(result.package_path)
     errors = sorted({d.check_id for d in report.diagnostics if d.severity.value == "error"})
@@ -80,6 +86,8 @@ def summary(outcomes: list[Outcome]) -> list[str]:
     lines = [f"{passed} of {len(outcomes)} pass ({100 * passed / max(1, len(outcomes)):.0f}%); "
              f"{sum(o.status == 'refused' for o in outcomes)} refused by the import; "
              f"{sum(o.fails_only_for_style for o in outcomes)} fail only for style"]
+    asked = sum(any(r.startswith("asked for --domain") for r in o.reasons) for o in outcomes)
+    lines[0] += f"; {asked} imported again with --domain when asked" if asked else ""
     counts = Counter(reason for o in outcomes for reason in o.reasons)
     lines += [f"  {count:4d}  {reason}" for reason, count in counts.most_common()]
     return lines
