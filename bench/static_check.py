@@ -31,11 +31,12 @@ from jsonschema import Draft202012Validator
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from taskpkg.python_lint import check_command  # noqa: E402
 from taskpkg.schema import task_schema  # noqa: E402
 from tests.support.packages import make_two_scene_package, make_valid_package  # noqa: E402
 from validators.static import run_static_checks_many  # noqa: E402
 from validators.static.files import walk  # noqa: E402
-from validators.static.lint import linted_files, ruff_command  # noqa: E402
+from validators.static.lint import linted_files  # noqa: E402
 
 _VALIDATOR: Draft202012Validator | None = None
 
@@ -92,7 +93,7 @@ def floor(packages: list[Path], workers: int, lint: bool) -> float:
             list(pool.map(_floor_one, packages, chunksize=max(1, len(packages) // (workers * 8))))
     if lint:
         files = [str(p / f) for p in packages for f in linted_files(walk(p))]
-        subprocess.run(ruff_command(files), capture_output=True, check=True,
+        subprocess.run(check_command(files), capture_output=True, check=True,
                        env={**os.environ, "RAYON_NUM_THREADS": str(workers)})
     return time.perf_counter() - started
 

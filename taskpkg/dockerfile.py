@@ -233,8 +233,16 @@ def _resolve(copied: Copied, image_path: str, context_files: set[str]) -> str | 
     return None
 
 
+_SHELL_QUOTING = re.compile(r"[\"'\\]")
+_SHELL_QUOTING_OR_COMMENT = re.compile(r"[\"'\\#]")
+_TOKENS = re.compile(r"[;&|()]+|[^\s;&|()]+")
+
+
 def split_words(text: str) -> list[str]:
-    """Shell words of text; unbalanced quotes fall back to splitting at whitespace."""
+    """Shell words of text; unbalanced quotes fall back to splitting at whitespace. (Text without quotes or
+    backslashes splits at whitespace, as shlex would split it, without shlex's cost.)"""
+    if not _SHELL_QUOTING.search(text):
+        return text.split()
     try:
         return shlex.split(text, comments=False)
     except ValueError:
@@ -257,6 +265,14 @@ def commands(text: str) -> list[list[str]]:
 
 
 def _simple_commands(line: str) -> list[list[str]]:
+    if not _SHELL_QUOTING_OR_COMMENT.search(line):  # words and runs of `;&|()`, as shlex splits them below
+        groups: list[list[str]] = [[]]
+        for token in _TOKENS.findall(line):
+            if token in _SEPARATORS:
+                groups.append([])
+            else:
+                groups[-1].append(token)
+        return [g for g in groups if g]
     lexer = shlex.shlex(line, posix=True, punctuation_chars=";&|()")
     lexer.whitespace_split = True
     lexer.commenters = "#"

@@ -33,3 +33,18 @@ def is_under(relative: str, folder: str) -> bool:
 # trajectory is not reading the agent's.
 AGENT_LOG_PATHS = re.compile(r"/logs/agent(?![\w-])|(?<![\w-])agent[-_]trajectory\.jsonl?(?![\w-])|"
                              r"/agent[-_]logs?(?![\w-])|\.bash_history(?![\w-])|(?<![\w-])agent\.log(?![\w-])")
+
+
+def find_agent_log_path(text: str) -> re.Match[str] | None:
+    """AGENT_LOG_PATHS.search(text), fast on long texts: every match holds `agent` (at most 6 characters in) or
+    `bash_history` (1 in), so the pattern is tried only where those start, not at every position of the text."""
+    found = None
+    for anchor, offsets in (("agent", (6, 1, 0)), ("bash_history", (1,))):
+        index = text.find(anchor)
+        while index != -1 and (found is None or index < found.start() + 6):
+            match = next((m for back in offsets if index >= back
+                          for m in [AGENT_LOG_PATHS.match(text, index - back)] if m), None)
+            if match and (found is None or match.start() < found.start()):
+                found = match
+            index = text.find(anchor, index + 1)
+    return found

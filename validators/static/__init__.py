@@ -39,7 +39,8 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
         diagnostics += check_files(tree)
         diagnostics += check_dockerfile(tree, loaded.package)
         diagnostics += check_verifier(tree)
-        diagnostics += lint_packages([tree], [display_path or str(root)])[0] if with_lint else []
+        diagnostics = _with_lint(diagnostics, lint_packages([tree], [display_path or str(root)])[0]) if with_lint \
+            else diagnostics
         checks_run |= _TREE_IDS
         if loaded.package is not None:
             diagnostics += check_oracle(tree, loaded.package)
@@ -59,6 +60,14 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
         checks_run=sorted(checks_run | (_PACKAGE_IDS if package else set())),
         duration_ms=(time.perf_counter() - started) * 1000,
     )
+
+
+def _with_lint(own: list, linted: list) -> list:
+    """The package's findings and the lint's: a syntax error of verifier.py is reported once (ARENA501), by the
+    verifier check where it parsed the file itself, else by the lint."""
+    if any(d.check_id == "ARENA501" for d in own):
+        linted = [d for d in linted if d.check_id != "ARENA501"]
+    return own + linted
 
 
 def _dedupe_sorted(diagnostics: list) -> list:
@@ -85,7 +94,7 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 reports = list(pool.map(check, roots, displays, chunksize=max(1, len(roots) // (workers * 8))))
         for report, found in zip(reports, linted.result(), strict=True):
-            report.diagnostics = _dedupe_sorted(report.diagnostics + found)
+            report.diagnostics = _dedupe_sorted(_with_lint(report.diagnostics, found))
     return reports
 
 

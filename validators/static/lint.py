@@ -15,9 +15,9 @@ from taskpkg.diagnostics import Diagnostic
 from taskpkg.python_lint import NOT_LINTED, LintFinding, LintUnavailable, fix, is_linted, lint
 from taskpkg.rules.package_files import ARENA008, ARENA009
 from validators.static.files import PackageTree, walk
+from validators.static.verifier_source import VERIFIER, syntax_error
 
 RULES = (ARENA008, ARENA009)
-OWN_SYNTAX_CHECK = frozenset({"verifier.py"})  # ARENA501 reports its syntax errors
 
 __all__ = ["NOT_LINTED", "RULES", "FixOutcome", "LintUnavailable", "fix_package", "lint_packages", "linted_files"]
 
@@ -75,7 +75,7 @@ def _diagnostics(items: list[LintFinding], places: dict[str, tuple[int, str]],
         if place is None:
             continue
         index, relative = place
-        if item.syntax and (relative in OWN_SYNTAX_CHECK or place in syntax_seen):
+        if item.syntax and place in syntax_seen:
             continue  # one syntax finding a file is enough: the rest follow from the first
         if item.syntax:
             syntax_seen.add(place)
@@ -86,6 +86,8 @@ def _diagnostics(items: list[LintFinding], places: dict[str, tuple[int, str]],
 def finding(item: LintFinding, relative: str, package: str) -> Diagnostic:
     """The diagnostic for one ruff finding in a package's file: ARENA008 for correctness, ARENA009 for style."""
     where = (relative, item.line, item.column)
+    if item.syntax and relative == VERIFIER:
+        return syntax_error(item.line, item.column, item.message)
     if item.syntax:
         return ARENA008.found(*where, case="syntax", problem=item.message)
     if item.correctness:

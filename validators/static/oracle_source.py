@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 import re
-import shlex
 from pathlib import PurePosixPath
 
 from taskpkg.diagnostics import Diagnostic
+from taskpkg.dockerfile import split_words
 from taskpkg.model import TaskPackage
 from taskpkg.rules.sources import ARENA602, ARENA603
 from validators.static.files import PLACEHOLDER, PackageFile, PackageTree
@@ -22,6 +22,11 @@ SHELL_NO_LOGIC = frozenset({
 PYTHON_LOGIC = (ast.For, ast.While, ast.If, ast.comprehension, ast.FunctionDef, ast.Lambda, ast.BinOp,
                 ast.Compare, ast.IfExp, ast.Try, ast.Match)
 _SCRIPT_REFERENCE = re.compile(r"([\w.-]+\.(?:sh|py))\b")
+# Comments and string literals (any prefix, triple-quoted or not), and words and operators that only code with a
+# logic node can hold (`for`, `if`, `in`, `==`, ...): found outside strings and comments, the oracle has logic.
+STRINGS_AND_COMMENTS = re.compile(r"#[^\n]*|[rRbBuUfF]{0,2}(?:'{3}(?:\\.|[^\\])*?'{3}|\"{3}(?:\\.|[^\\])*?\"{3}"
+                                  r"|'(?:\\.|[^\\'\n])*'|\"(?:\\.|[^\\\"\n])*\")")
+LOGIC_IN_CODE = re.compile(r"\b(?:for|while|if|def|lambda|try|in|is)\b|[=!<>]=")
 
 
 def check_oracle(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
@@ -50,9 +55,9 @@ def _is_trivial(name: str, oracle_files: dict[str, PackageFile], visiting: set[s
     visiting.add(name)
     text = oracle_files[name].text or ""
     if name.endswith(".py"):
-        return _python_is_trivial(text)
+        return _python_is_trivial(oracle_files[name], text)
     for command in _shell_commands(text):
-        words = _words(command)
+        words = split_words(command)
         if not words:
             continue
         called = [PurePosixPath(m).name for m in _SCRIPT_REFERENCE.findall(command)]
@@ -76,16 +81,13 @@ def _shell_commands(text: str) -> list[str]:
     return commands
 
 
-def _words(command: str) -> list[str]:
+def _python_is_trivial(file: PackageFile, text: str) -> bool:
+    """Whether a Python script has no logic node. Logic keywords or comparisons in its code (outside strings and
+    comments) settle it without a syntax tree; otherwise the file's one tree decides."""
+    if LOGIC_IN_CODE.search(STRINGS_AND_COMMENTS.sub(" ", text)):
+        return False
     try:
-        return shlex.split(command)
-    except ValueError:
-        return command.split()
-
-
-def _python_is_trivial(text: str) -> bool:
-    try:
-        tree = ast.parse(text)
+        tree = file.syntax()
     except (SyntaxError, ValueError):
         return False
     return not any(isinstance(node, PYTHON_LOGIC) for node in ast.walk(tree))

@@ -8,7 +8,7 @@ import re
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.installs import debian_packages, python_packages
 from taskpkg.model import TaskPackage
-from taskpkg.paths import AGENT_LOG_PATHS
+from taskpkg.paths import AGENT_LOG_PATHS, find_agent_log_path
 from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505
 from validators.static.dockerfile import PIPE_TO_SHELL, pipe_to_shell_finding
 from validators.static.files import PackageTree
@@ -24,26 +24,33 @@ INSTALL_MODULES = frozenset({"pip", "ensurepip"})
 INSTALL_HINTS = ("pip install", "pip3 install", "uv pip", "uv add", "apt-get", "apt install", "npm install",
                  "ensurepip", "easy_install")
 OUTPUT_VARIABLE = "ARENA_OUTPUT"
-_TRIGGER_WORDS = frozenset(
-    {m.split(".")[0] for m in NETWORK_MODULES} | INSTALL_MODULES | {h.split()[0] for h in INSTALL_HINTS}
-    | set(TRANSCRIPT_HINTS) | {"__import__", "uv"}
-)
+_TRIGGER_WORDS = frozenset(INSTALL_MODULES | {h.split()[0] for h in INSTALL_HINTS} | set(TRANSCRIPT_HINTS)
+                           | {"__import__", "uv"})
+# A network module is only an offence where it is imported: its name on a line that imports (`requests` alone is a
+# word of many tasks).
+_IMPORT_LINE = re.compile(r"^[^\n]*\bimport\b[^\n]*$", re.MULTILINE)
+_NETWORK_NAME = re.compile(r"\b(?:" + "|".join(sorted({re.escape(m.split(".")[0]) for m in NETWORK_MODULES})) + r")\b")
 
 
 def check_verifier(tree: PackageTree) -> list[Diagnostic]:
-    """Run every verifier.py check (nothing when it is missing: the file checks report that)."""
+    """Run every verifier.py check (nothing when it is missing: the file checks report that).
+
+    The file is parsed only when its text may hold what the tree checks look for: the repository's lint, which
+    parses every package Python file anyway, reports its syntax errors as ARENA501 (validators.static.lint)."""
     file = tree.by_path.get(VERIFIER)
     if file is None:
         return []
-    source = file.data
+    text = file.data.decode("utf-8", errors="replace")
+    found: list[Diagnostic] = []
+    if OUTPUT_VARIABLE not in text:
+        found.append(ARENA505.found(VERIFIER, 1, variable=OUTPUT_VARIABLE))
+    if not _may_offend(text):
+        return found
     try:
         syntax = file.syntax()
     except (SyntaxError, ValueError) as exc:
-        line = getattr(exc, "lineno", None)
-        return [ARENA501.found(VERIFIER, line, getattr(exc, "offset", None), problem=getattr(exc, "msg", exc))]
-    text = source.decode("utf-8", errors="replace")
-    found: list[Diagnostic] = []
-    for node in ast.walk(syntax) if _may_offend(text) else ():
+        return [syntax_error(getattr(exc, "lineno", None), getattr(exc, "offset", None), getattr(exc, "msg", exc))]
+    for node in ast.walk(syntax):
         kind = type(node)
         if kind is ast.Constant:
             if isinstance(node.value, str):
@@ -52,9 +59,12 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
             found.extend(_check_imports(node))
         elif kind in (ast.List, ast.Tuple) and _is_pip_install(node):
             found.append(_installs("builds a pip install command", node.lineno))
-    if OUTPUT_VARIABLE not in text:
-        found.append(ARENA505.found(VERIFIER, 1, variable=OUTPUT_VARIABLE))
     return found
+
+
+def syntax_error(line: int | None, column: int | None, problem: object) -> Diagnostic:
+    """ARENA501 at a place: verifier.py does not parse."""
+    return ARENA501.found(VERIFIER, line, column, problem=problem)
 
 
 def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
@@ -66,9 +76,9 @@ def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diag
         in_data = any(file.relative == r or file.relative.startswith(r + "/") for r in roots)
         text = file.text if in_data else None
         script = bool(text) and (file.relative.endswith((".sh", ".bash")) or text.startswith("#!"))
-        if text and (script or file.relative.endswith(".py")):
+        if text and (script or file.relative.endswith(".py")) and find_agent_log_path(text):
             found.extend(_agent_logs(file.relative, text))
-        if not script:
+        if not script or not _may_install(text):
             continue
         for number, line in enumerate(text.split("\n"), start=1):
             code = line.split("#", 1)[0] if not line.startswith("#!") else ""
@@ -91,6 +101,13 @@ def _installs_in_script(relative: str, number: int, code: str) -> Diagnostic:
                           dockerfile_line="` and `".join(lines))
 
 
+def _may_install(text: str) -> bool:
+    """A whole-text pre-check that never misses a line the per-line checks below would report."""
+    lowered = text.lower()
+    return PIPE_TO_SHELL.search(text) is not None or any(hint in lowered for hint in INSTALL_HINTS) or \
+        re.search(r"\b(?:uvx|pipx)\b", text) is not None
+
+
 def _agent_logs(relative: str, text: str) -> list[Diagnostic]:
     """ARENA502 for each line of a script the verifier runs that names where the agent's logs are kept."""
     found = []
@@ -102,9 +119,12 @@ def _agent_logs(relative: str, text: str) -> list[Diagnostic]:
 
 
 def _may_offend(text: str) -> bool:
-    """A fast textual pre-check: without any of these words no node of the tree can trigger a finding."""
+    """A fast textual pre-check: without any of these words, or a network module's name on a line that imports, no
+    node of the tree can trigger a finding."""
     lowered = text.lower()
-    return any(word in lowered for word in _TRIGGER_WORDS)
+    if any(word in lowered for word in _TRIGGER_WORDS):
+        return True
+    return any(_NETWORK_NAME.search(line) for line in _IMPORT_LINE.findall(text.replace("\\\n", " ")))
 
 
 def _check_string(text: str, line: int) -> list[Diagnostic]:
