@@ -19,14 +19,15 @@ SHELL_NO_LOGIC = frozenset({
     "cp", "mv", "cat", "echo", "printf", "install", "tee", "true", ":", "exit", "set", "cd", "mkdir", "chmod",
     "ln", "rsync", "dd", "touch", "exec",
 })
-PYTHON_LOGIC = (ast.For, ast.While, ast.If, ast.comprehension, ast.FunctionDef, ast.Lambda, ast.BinOp,
-                ast.Compare, ast.IfExp, ast.Try, ast.Match)
+PYTHON_LOGIC = (ast.For, ast.AsyncFor, ast.While, ast.If, ast.comprehension, ast.FunctionDef, ast.AsyncFunctionDef,
+                ast.Lambda, ast.BinOp, ast.Compare, ast.IfExp, ast.Try, ast.Match)
 _SCRIPT_REFERENCE = re.compile(r"([\w.-]+\.(?:sh|py))\b")
-# Comments and string literals (any prefix, triple-quoted or not), and words and operators that only code with a
-# logic node can hold (`for`, `if`, `in`, `==`, ...): found outside strings and comments, the oracle has logic.
-STRINGS_AND_COMMENTS = re.compile(r"#[^\n]*|[rRbBuUfF]{0,2}(?:'{3}(?:\\.|[^\\])*?'{3}|\"{3}(?:\\.|[^\\])*?\"{3}"
-                                  r"|'(?:\\.|[^\\'\n])*'|\"(?:\\.|[^\\\"\n])*\")")
-LOGIC_IN_CODE = re.compile(r"\b(?:for|while|if|def|lambda|try|in|is)\b|[=!<>]=")
+# One pass over a script finds its first logic outside strings and comments: a string or comment is skipped whole;
+# a word that only code with a logic node holds (`for`, `if`, `in`, `==`, ...) is logic. (A string's prefix, r, b or
+# f, is left as a word; a word's start is checked in Python, which keeps the pattern's first characters few.)
+CODE_LOGIC = re.compile(r"(?P<skip>#[^\n]*|'{3}(?:\\[\s\S]|[^\\])*?'{3}|\"{3}(?:\\[\s\S]|[^\\])*?\"{3}"
+                        r"|'(?:\\[\s\S]|[^\\'\n])*'|\"(?:\\[\s\S]|[^\\\"\n])*\")"
+                        r"|(?:for|while|if|def|lambda|try|in|is)\b|[=!<>]=")
 
 
 def check_oracle(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
@@ -81,10 +82,21 @@ def _shell_commands(text: str) -> list[str]:
     return commands
 
 
+def has_logic_in_code(text: str) -> bool:
+    """Whether Python source has a logic keyword or comparison outside its strings and comments (then it certainly
+    has a logic node; without one, only its syntax tree can tell)."""
+    for match in CODE_LOGIC.finditer(text):
+        start = match.start()
+        if match.group("skip") is None and (start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_.")
+                                             or match.group(0)[0] in "=!<>"):
+            return True
+    return False
+
+
 def _python_is_trivial(file: PackageFile, text: str) -> bool:
     """Whether a Python script has no logic node. Logic keywords or comparisons in its code (outside strings and
     comments) settle it without a syntax tree; otherwise the file's one tree decides."""
-    if LOGIC_IN_CODE.search(STRINGS_AND_COMMENTS.sub(" ", text)):
+    if has_logic_in_code(text):
         return False
     try:
         tree = file.syntax()
