@@ -92,9 +92,22 @@ def check_command(paths: list[str]) -> list[str]:
 
 def lint(paths: list[str]) -> list[LintFinding]:
     """Every finding in the files, from one ruff run. Raises LintUnavailable when ruff cannot run."""
-    if not paths:
-        return []
-    done = _run(check_command(paths))
+    return _findings(check_command(paths)) if paths else []
+
+
+def fix(paths: list[str]) -> list[LintFinding]:
+    """Apply ruff's safe fixes, then its formatter (in that order, so the result is formatted and a second run
+    changes nothing), to the files (a file ruff cannot parse is left as it is); return what is left, as `lint`
+    does. Three ruff runs for any number of files."""
+    if paths:
+        settings = settings_arguments()
+        _run([ruff_binary(), "check", *settings, "--no-cache", "--quiet", "--fix-only", "--exit-zero", "--", *paths])
+        _run([ruff_binary(), "format", *settings, "--no-cache", "--quiet", "--", *paths])
+    return lint(paths)
+
+
+def _findings(command: list[str]) -> list[LintFinding]:
+    done = _run(command)
     try:
         reported = json.loads(done.stdout or "[]")
     except json.JSONDecodeError as exc:
@@ -102,16 +115,6 @@ def lint(paths: list[str]) -> list[LintFinding]:
     return [LintFinding(item["filename"], item["location"]["row"], item["location"]["column"],
                         None if item["code"] in (None, "invalid-syntax") else item["code"], item["message"],
                         (item.get("fix") or {}).get("applicability") == "safe") for item in reported]
-
-
-def fix(paths: list[str]) -> list[LintFinding]:
-    """Apply ruff's safe fixes, then its formatter, to the files (a file ruff cannot parse is left as it is); return
-    what is left, as `lint` does."""
-    if paths:
-        settings = settings_arguments()
-        _run([ruff_binary(), "check", *settings, "--no-cache", "--quiet", "--fix-only", "--exit-zero", "--", *paths])
-        _run([ruff_binary(), "format", *settings, "--no-cache", "--quiet", "--", *paths])
-    return lint(paths)
 
 
 def _run(command: list[str]) -> subprocess.CompletedProcess[str]:
