@@ -14,7 +14,7 @@ from validators.report import PackageReport
 from validators.static import determinism, dockerfile, files, lint, oracle_source, verifier_source
 from validators.static.determinism import check_determinism
 from validators.static.dockerfile import check_dockerfile
-from validators.static.files import check_files, walk
+from validators.static.files import PackageFile, PackageTree, check_files, walk
 from validators.static.lint import lint_packages
 from validators.static.oracle_source import check_oracle
 from validators.static.verifier_source import check_verifier, check_verifier_scripts
@@ -26,15 +26,17 @@ _NEEDS_PACKAGE = _PACKAGE_IDS | {dockerfile.ARENA406.id}
 _LOADER_IDS = frozenset(STATIC_IDS) - _TREE_IDS - _PACKAGE_IDS
 
 
-def run_static_checks(root: Path, display_path: str | None = None, with_lint: bool = True) -> PackageReport:
+def run_static_checks(root: Path, display_path: str | None = None, with_lint: bool = True,
+                      tree: PackageTree | None = None) -> PackageReport:
     """Run every static check on the package at root and return its report (without the repository's lint when
-    with_lint is False: run_static_checks_many lints all packages in one ruff run)."""
+    with_lint is False: run_static_checks_many lints all packages in one ruff run). tree: the package's files when
+    the caller has walked them already."""
     started = time.perf_counter()
     loaded = load_package(root)
     diagnostics = list(loaded.diagnostics)
     checks_run = set(_LOADER_IDS) if loaded.package else {d.check_id for d in diagnostics}
-    if root.is_dir():
-        tree = walk(root)
+    if tree is not None or root.is_dir():
+        tree = tree or walk(root)
         diagnostics += tree.diagnostics
         diagnostics += check_files(tree)
         diagnostics += check_dockerfile(tree, loaded.package)
@@ -86,10 +88,13 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
     displays = display_paths or [str(r) for r in roots]
     workers = workers if workers is not None else (os.cpu_count() or 1)
     check = partial(run_static_checks, with_lint=False)
+    sequential = workers <= 1 or len(roots) < PARALLEL_FROM
+    trees = [walk(root) if root.is_dir() else None for root in roots] if sequential else None
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-lint") as background:
-        linted = background.submit(_lint_all, roots, displays)
-        if workers <= 1 or len(roots) < PARALLEL_FROM:
-            reports = [check(r, d) for r, d in zip(roots, displays, strict=True)]
+        linted = background.submit(_lint_all, roots, displays, [_listing(t) for t in trees] if trees else None)
+        if trees is not None:  # each package walked once, for the lint and the checks
+            reports = [check(r, d, tree=t) for r, d, t in zip(roots, displays, trees, strict=True)]
+            del trees
         else:
             with ProcessPoolExecutor(max_workers=workers) as pool:
                 reports = list(pool.map(check, roots, displays, chunksize=max(1, len(roots) // (workers * 8))))
@@ -98,8 +103,15 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
     return reports
 
 
-def _lint_all(roots: list[Path], displays: list[str]) -> list[list]:
-    folders = [(root, display) for root, display in zip(roots, displays, strict=True) if root.is_dir()]
-    linted = lint_packages([walk(root) for root, _ in folders], [display for _, display in folders])
-    by_root = dict(zip((root for root, _ in folders), linted, strict=True))
-    return [by_root.get(root, []) for root in roots]
+def _listing(tree: PackageTree | None) -> PackageTree | None:
+    """The files of a walked package without what the checks read into them (the lint needs only their paths)."""
+    if tree is None:
+        return None
+    return PackageTree(tree.root, [PackageFile(f.relative, f.path, f.size) for f in tree.files])
+
+
+def _lint_all(roots: list[Path], displays: list[str], trees: list[PackageTree | None] | None) -> list[list]:
+    walked = trees if trees is not None else [walk(root) if root.is_dir() else None for root in roots]
+    folders = [(tree, display) for tree, display in zip(walked, displays, strict=True) if tree is not None]
+    linted = iter(lint_packages([tree for tree, _ in folders], [display for _, display in folders]))
+    return [next(linted) if tree is not None else [] for tree in walked]
