@@ -1,4 +1,4 @@
-"""`arena suite add|check` (build and check a held-out suite) and `arena score` (for now: --contamination-only).
+"""`arena suite add|check|digest` (build, check and identify a held-out suite) and `arena score`.
 
 Wiring only: the suite, its checks and the contamination gate live in scoring; the episodes they need come from the
 sandbox and the validators' scripted agents, which scoring does not import.
@@ -31,6 +31,7 @@ from scoring.suite import (
     SuiteItem,
     balance_problems,
     load_suite,
+    suite_digest,
     suite_location,
 )
 from scoring.suite_build import add_package
@@ -169,6 +170,14 @@ def suite_check(suite_path: str | None, static_only: bool, workers: int) -> None
     click.echo(f"suite {suite.name} {suite.version}: {len(suite.items)} items ({counts}): "
                + (f"{len(findings)} problem(s)" if findings else "passed"))
     sys.exit(ExitCode.CHECK_FAILED if findings else ExitCode.OK)
+
+
+@suite_group.command(name="digest", epilog=EPILOG)
+@SUITE_OPTION
+def suite_digest_command(suite_path: str | None) -> None:
+    """Print the suite's content digest (sha256 over its items, instances and packages), as results records carry it
+    in suite.digest: runs are compared only on the same digest."""
+    click.echo(suite_digest(_suite(suite_path, check_balance=False)))
 
 
 def _oracle_and_nop(sandbox: Sandbox) -> ItemRunner:

@@ -15,7 +15,8 @@ from pathlib import Path
 from leaderboard.jobs import Job, load_jobs
 from leaderboard.reports import ValidationSummary, load_summaries
 from scoring.ranking import Standing, standings
-from scoring.results import ResultRecord, load_records
+from scoring.results import ResultRecord
+from scoring.verify import load_checked
 from taskpkg.discover import find_packages
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
@@ -127,13 +128,15 @@ def _groups(entries: list[Entry]) -> list[Group]:
 
 def load_catalog(environments_dir: Path | None, results_dir: Path | None, jobs_dir: Path | None = None,
                  reports_dir: Path | None = None, progress: Callable[[str], None] = lambda line: None) -> Catalog:
-    """Read every input; raises scoring.results.ResultsError for a bad results record."""
+    """Read every input; raises scoring.results.ResultsError for a bad results record (one whose numbers do not
+    follow from its items file among them)."""
     warnings: list[str] = []
     packages, broken = load_environments(environments_dir)
     progress(f"{len(packages)} packages read ({len(broken)} do not load)")
-    records = load_records(results_dir)
-    progress(f"{len(records)} results records read")
-    ranked = standings(records, results_dir)
+    runs = load_checked(results_dir)
+    records = [run.record for run in runs]
+    progress(f"{len(records)} results records read, every number recomputed from its items")
+    ranked = standings(records, {run.record.run_id: run.items for run in runs if run.items is not None})
     progress("standings computed")
     entries = [Entry(r, ranked[r.run_id]) for r in records]
     by_environment: dict[str, list[Entry]] = defaultdict(list)

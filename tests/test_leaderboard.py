@@ -27,7 +27,7 @@ from leaderboard.sample_data import sample_record, write_sample_set
 from leaderboard.social_image import packaged_png, social_png
 from leaderboard.task_html import safe_href, task_html
 from leaderboard.views import HEAT_STEPS
-from scoring.results import load_records
+from scoring.verify import load_records
 from taskpkg.domains import DOMAINS
 from tests.support.site import HOSTILE_NAME, sample_site_inputs
 
