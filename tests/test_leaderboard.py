@@ -23,7 +23,7 @@ from leaderboard.catalog import load_catalog
 from leaderboard.downloads import leaderboard_schema_text
 from leaderboard.methodology import FALSE_DISCOVERY_RATE, MAX_DOMAIN_SHARE
 from leaderboard.output import MANIFEST
-from leaderboard.sample_data import sample_record, write_sample_set
+from leaderboard.sample_data import sample_record, write_run_files, write_sample_set
 from leaderboard.social_image import packaged_png, social_png
 from leaderboard.task_html import safe_href, task_html
 from leaderboard.views import HEAT_STEPS
@@ -133,9 +133,9 @@ def test_a_history_snapshot_per_suite_version(tmp_path: Path) -> None:
     sample = write_sample_set(tmp_path, 4, 4, packages=False)
     import random
 
-    record = sample_record(sample.environments[0], random.Random(1), when="2027-01-01T00:00:00Z",
-                           suite_version="2.0.0")
-    (sample.results_dir / sample.environments[0] / f"{record['run_id']}.json").write_text(json.dumps(record))
+    record, items = sample_record(sample.environments[0], random.Random(1), when="2027-01-01T00:00:00Z",
+                                  suite_version="2.0.0")
+    write_run_files(sample.results_dir, record, items)
     build_site(None, sample.results_dir, tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out" / "history").iterdir()) == ["1.2.0.json", "2.0.0.json"]
     board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
@@ -319,7 +319,7 @@ def test_arena_site_build_works_from_any_folder(tmp_path: Path, monkeypatch: pyt
 
 def test_arena_site_build_names_a_bad_results_file(tmp_path: Path) -> None:
     sample = write_sample_set(tmp_path, 2, 2, packages=False)
-    bad = next(sample.results_dir.rglob("*.json"))
+    bad = next(p for p in sample.results_dir.rglob("*.json") if not p.name.endswith(".items.json"))
     data = json.loads(bad.read_text())
     data["domains"]["cooking"] = data["domains"]["finance"]
     bad.write_text(json.dumps(data))
@@ -327,6 +327,32 @@ def test_arena_site_build_names_a_bad_results_file(tmp_path: Path) -> None:
                                            "--environments", str(tmp_path / "none")])
     assert done.exit_code == 1 and bad.name in done.output and "cooking" in done.output
     assert not (tmp_path / "_site" / "index.html").exists()
+
+
+@pytest.mark.parametrize(("field", "forge"), [
+    ("macro/p_value", lambda d: d["macro"].update(p_value=0.0001)),
+    ("macro/interval/0", lambda d: d["macro"].update(interval=[0.05, d["macro"]["interval"][1]])),
+    ("verdict", lambda d: d.update(verdict="improves" if d["verdict"] != "improves" else "hurts")),
+    ("domains/finance/interval/1", lambda d: d["domains"]["finance"]["interval"].__setitem__(1, 0.5)),
+])
+def test_arena_site_build_refuses_a_record_whose_numbers_its_items_do_not_give(tmp_path: Path, field: str,
+                                                                                forge: callable) -> None:
+    sample = write_sample_set(tmp_path, 2, 2, packages=False)
+    forged = next(p for p in sample.results_dir.rglob("*.json") if not p.name.endswith(".items.json"))
+    data = json.loads(forged.read_text())
+    forge(data)
+    forged.write_text(json.dumps(data))
+    done = CliRunner().invoke(site_build, ["--out", str(tmp_path / "_site"), "--results", str(sample.results_dir),
+                                           "--environments", str(tmp_path / "none")])
+    assert done.exit_code == 1 and f"{forged.name}: {field}: the record says" in done.output
+    assert "its items file gives" in done.output and not (tmp_path / "_site" / "index.html").exists()
+
+
+def test_arena_site_build_refuses_a_record_without_its_items(tmp_path: Path) -> None:
+    sample = write_sample_set(tmp_path, 2, 2, packages=False)
+    next(sample.results_dir.rglob("*.items.json")).unlink()
+    done = CliRunner().invoke(site_build, ["--out", str(tmp_path / "_site"), "--results", str(sample.results_dir)])
+    assert done.exit_code == 1 and "no items file: a version-2 record is accepted only with its" in done.output
 
 
 def test_an_empty_repository_still_builds(tmp_path: Path) -> None:
