@@ -32,13 +32,19 @@ class Entry:
 
 @dataclass(frozen=True)
 class Group:
-    """Runs measured the same way (base model, suite and version): ranks are only shared within one."""
+    """Runs measured the same way (scoring.results.comparable_key): ranks are only shared within one."""
 
     key: tuple
     slug: str
     label: str
     suite_version: str | None
-    current: tuple[Entry, ...]  # one per environment, rank order, unranked last
+    current: tuple[Entry, ...]  # the ranked runs, one per environment, in rank order
+    unranked: tuple[Entry, ...] = ()  # current runs that are not ranked (flagged, incomplete, ...), never with a rank
+
+    @property
+    def everyone(self) -> tuple[Entry, ...]:
+        """Every current run: the ranked ones in rank order, then the unranked."""
+        return self.current + self.unranked
 
 
 @dataclass
@@ -122,7 +128,9 @@ def _groups(entries: list[Entry]) -> list[Group]:
         current = sorted((e for e in group if not e.standing.superseded), key=_rank_order)
         newest = max(group, key=lambda e: (e.record.evaluated_at, e.record.run_id)).record
         groups.append((newest.evaluated_at, Group(key, group_slug(newest, key), group_label(newest),
-                                                  newest.suite_version, tuple(current))))
+                                                  newest.suite_version,
+                                                  tuple(e for e in current if e.standing.rank is not None),
+                                                  tuple(e for e in current if e.standing.rank is None))))
     return [g for _, g in sorted(groups, key=lambda pair: (pair[0], pair[1].slug), reverse=True)]
 
 

@@ -24,7 +24,7 @@ def statistics_used(catalog: Catalog) -> list[dict]:
     """Each distinct (method, resamples, confidence) among the current runs, with how many runs used it."""
     counts: Counter[tuple] = Counter()
     for group in catalog.groups:
-        for entry in group.current:
+        for entry in group.everyone:
             stats = entry.record.raw.get("statistics")
             if isinstance(stats, dict):
                 counts[(str(stats.get("method")), stats.get("resamples"), stats.get("confidence"))] += 1

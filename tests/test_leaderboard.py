@@ -72,9 +72,26 @@ def test_the_index_lists_the_current_runs_in_rank_order_with_their_numbers(site:
     first = group.current[0].record
     assert f"{first.macro_delta * 100:+.1f}".replace("-", "−") in html
     assert html.count('class="heat h') == len(DOMAINS) * len(group.current)
-    unranked = [e for e in group.current if e.standing.rank is None]
-    assert html.count('<tr class="unranked"') == len(unranked)
+    assert all(e.standing.rank is not None and e.standing.reason is None for e in group.current)
+    assert all(e.standing.rank_interval[0] <= e.standing.rank <= e.standing.rank_interval[1] for e in group.current)
     assert "https://github.com/acme/arena/pull/" in html
+
+
+def test_flagged_and_incomplete_runs_are_listed_apart_never_with_a_rank(site: Path, inputs: dict) -> None:
+    catalog = load_catalog(inputs["environments_dir"], inputs["results_dir"])
+    group = catalog.primary
+    assert group is not None
+    reasons = {e.record.environment: e.standing.reason for e in group.unranked}
+    assert set(reasons.values()) >= {"flagged", "incomplete"}, reasons  # the sample data holds both
+    assert all(e.standing.rank is None and e.standing.rank_interval is None for e in group.unranked)
+    html = (site / "index.html").read_text(encoding="utf-8")
+    board, _, apart = html.partition('id="not-ranked"')
+    listed = re.findall(r'<tr data-reason="([a-z]+)"><th scope="row"><a href="e/([a-z0-9-]+)/">', apart)
+    assert dict((name, reason) for reason, name in listed) == reasons
+    assert all(f'href="e/{name}/"' not in board.partition("<tbody>")[2] for name in reasons), "never in the table"
+    flagged = next(name for name, reason in reasons.items() if reason == "flagged")
+    page = (site / "e" / flagged / "index.html").read_text(encoding="utf-8")
+    assert "not ranked" in page and "contamination gate found overlap" in page
 
 
 def test_every_environment_has_a_page_and_scored_ones_their_data(site: Path, inputs: dict) -> None:
