@@ -10,18 +10,20 @@ import json
 import os
 import re
 import shutil
+import statistics
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
+from scipy import stats
 
 from arena.repo_commands import site_build
 from leaderboard import SiteOptions, build_site
 from leaderboard import build as build_module
 from leaderboard.catalog import load_catalog
 from leaderboard.downloads import leaderboard_schema_text
-from leaderboard.methodology import FALSE_DISCOVERY_RATE, MAX_DOMAIN_SHARE
+from leaderboard.methodology import COVERAGE, FALSE_DISCOVERY_RATE, MAX_DOMAIN_SHARE
 from leaderboard.output import MANIFEST
 from leaderboard.sample_data import sample_record, write_run_files, write_sample_set
 from leaderboard.social_image import packaged_png, social_png
@@ -293,7 +295,8 @@ def test_past_a_page_of_rows_the_index_is_paginated(tmp_path: Path, monkeypatch:
 # ----- the methodology page states the numbers the code uses -------------------------------------------------------
 def test_the_methodology_page_states_the_numbers_the_code_uses(site: Path, inputs: dict) -> None:
     html = (site / "methodology" / "index.html").read_text(encoding="utf-8")
-    facts = dict.fromkeys(("domain", "resamples", "confidence", "heat-step", "max-share", "fdr", "domain-count"))
+    facts = dict.fromkeys(("domain", "resamples", "confidence", "heat-step", "max-share", "fdr", "domain-count",
+                           "mde", "coverage", "retries"))
     for key in facts:
         facts[key] = re.findall(rf'data-fact="{key}">([^<]+)<', html)
     assert facts["domain"] == list(DOMAINS) and facts["domain-count"] == [str(len(DOMAINS))]
@@ -303,6 +306,11 @@ def test_the_methodology_page_states_the_numbers_the_code_uses(site: Path, input
         facts["resamples"], facts["confidence"], strict=True)} == used
     assert facts["max-share"] == [f"{MAX_DOMAIN_SHARE:.0%}"] and facts["fdr"] == [f"{FALSE_DISCOVERY_RATE:.0%}"]
     assert facts["heat-step"] == [f"+{step * 100:.1f}" for step in HEAT_STEPS]
+    assert facts["coverage"] == list(COVERAGE.values()) and facts["retries"] == ["2"]
+    current = [r for r in records if r.suite_version == "1.2.0"]
+    se, df = statistics.median(r.macro_se for r in current), statistics.median(r.macro_df for r in current)
+    mde = (stats.t.ppf(0.975, df) + stats.t.ppf(0.8, df)) * se  # scipy's t, not the page's own
+    assert facts["mde"] == [f"{mde * 100:.1f}"]
     for record in records:  # every suite the runs used keeps the domain cap the page states
         total = sum(d.items or 0 for d in record.domains)
         assert all((d.items or 0) / total <= MAX_DOMAIN_SHARE for d in record.domains if record.version == 2)
