@@ -155,7 +155,7 @@ def sample_records(names: list[str], records: int, seed: int = 11) -> list[tuple
         per_env[rng.randrange(len(names))] += 1
     out = []
     for index, (name, count) in enumerate(zip(names, per_env, strict=True)):
-        effect = rng.choice((rng.gauss(0.03, 0.015), rng.gauss(0.0, 0.004), rng.gauss(-0.015, 0.01)))
+        effect = rng.choice((rng.gauss(0.12, 0.04), rng.gauss(0.0, 0.004), rng.gauss(-0.08, 0.02)))
         pr = rng.randint(10, 9000)
         for commit in range(count):
             out.append(sample_record(

@@ -356,7 +356,7 @@ def test_arena_site_build_names_a_bad_results_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("field", "forge"), [
     ("macro/p_value", lambda d: d["macro"].update(p_value=0.0001)),
-    ("macro/interval/0", lambda d: d["macro"].update(interval=[0.05, d["macro"]["interval"][1]])),
+    ("macro/interval/0", lambda d: d["macro"]["interval"].__setitem__(0, d["macro"]["interval"][0] - 0.01)),
     ("verdict", lambda d: d.update(verdict="improves" if d["verdict"] != "improves" else "hurts")),
     ("domains/finance/interval/1", lambda d: d["domains"]["finance"]["interval"].__setitem__(1, 0.5)),
 ])
