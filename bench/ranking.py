@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from scoring import ranking
 from scoring.items import ItemScores
-from scoring.student_t import two_sided_p
+from scoring.student_t import tail
 from taskpkg.domains import DOMAINS
 
 ITEMS = 1_600
@@ -54,7 +54,7 @@ def group(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray, list[ItemScore
     ids = tuple(f"{i:016x}" for i in range(ITEMS))
     effects = rng.normal(0.03, 0.03, n)
     scores = [ItemScores(f"{e:016x}", f"env-{e}", ("bench", "1.0.0"), K, ids, tuple(domains), tuple(clusters), base,
-                         tuple((rng.random((ITEMS, K)) < np.clip(rate + effect, 0, 1)[:, None]).mean(axis=1)))
+                         tuple((rng.random((ITEMS, K)) < np.clip(rate + effect, 0, 1)[:, None]).mean(axis=1)), ())
               for e, effect in enumerate(effects)]
     deltas = np.array([np.mean(np.subtract(s.trained, s.base)) for s in scores])
     return deltas, np.full(n, 40.0), scores
@@ -75,7 +75,7 @@ def pairs_by_loop(deltas: np.ndarray, replicates: np.ndarray, dfs: np.ndarray) -
     for j in range(n):
         for k in range(j + 1, n):
             spread = np.std(replicates[:, j] - replicates[:, k], ddof=1)
-            two_sided_p(abs(deltas[j] - deltas[k]) / spread, min(dfs[j], dfs[k]))
+            tail(abs(deltas[j] - deltas[k]) / spread, min(dfs[j], dfs[k]))
             count += 1
     return count
 

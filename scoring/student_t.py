@@ -59,7 +59,7 @@ def regularized_beta(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     x, a, b = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (x, a, b)))
     inner = np.clip(x, 1e-300, 1 - 1e-16)
     log_gamma = np.frompyfunc(math.lgamma, 1, 1)
-    log_front = (log_gamma(a + b) - log_gamma(a) - log_gamma(b)).astype(np.float64) + a * np.log(inner) + \
+    log_front = np.asarray(log_gamma(a + b) - log_gamma(a) - log_gamma(b), dtype=np.float64) + a * np.log(inner) + \
         b * np.log1p(-inner)
     front = np.exp(log_front)
     direct = inner < (a + 1) / (a + b + 2)
@@ -76,7 +76,7 @@ def two_sided_p(t: np.ndarray | float, df: np.ndarray | float) -> np.ndarray:
     finite = np.isfinite(df)
     safe_df = np.where(finite, df, 1.0)
     p = regularized_beta(safe_df / (safe_df + t**2), safe_df / 2, np.full_like(t, 0.5))
-    normal = np.frompyfunc(math.erfc, 1, 1)(t / math.sqrt(2)).astype(np.float64) if t.size else t
+    normal = np.asarray(np.frompyfunc(math.erfc, 1, 1)(t / math.sqrt(2)), dtype=np.float64)
     return np.clip(np.where(finite, p, normal), 0.0, 1.0)
 
 
