@@ -1,7 +1,7 @@
 """Benchmark: ranking a comparison group of n environments, from their items files to every rank and rank set.
 
-Synthetic groups: every environment scored the same suite of 1,600 items in 8 domains (clusters of 4–16 items, so
-about 160 resampling units), K = 4, one shared base arm, trained arms with effects spread around +3 points. Timed:
+Synthetic groups: every environment scored the same suite of 1,600 items in 8 domains (clusters of 10 items: 160
+resampling units), K = 4, one shared base arm, trained arms with effects spread around +3 points. Timed:
 
 - the joint bootstrap (scoring.ranking.joint_replicates, 2,000 resamples): one matrix product per domain and chunk;
 - the pairwise comparisons (n ≤ scoring.ranking.PAIRWISE_LIMIT): covariance of the replicates, a t test per pair,
@@ -35,20 +35,14 @@ from taskpkg.domains import DOMAINS
 
 ITEMS = 1_600
 K = 4
+CLUSTER = 10
 
 
 def group(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray, list[ItemScores]]:
     """n environments' macro deltas, degrees of freedom and items, on one shared suite and base arm."""
     rng = np.random.default_rng(seed)
-    domains, clusters = [], []
-    per_domain = ITEMS // len(DOMAINS)
-    for name in DOMAINS:
-        placed = 0
-        while placed < per_domain:
-            size = min(int(rng.integers(4, 17)), per_domain - placed)
-            domains += [name] * size
-            clusters += [f"{name}/{placed}"] * size
-            placed += size
+    domains = [DOMAINS[i * len(DOMAINS) // ITEMS] for i in range(ITEMS)]
+    clusters = [f"{domain}/{i // CLUSTER}" for i, domain in enumerate(domains)]  # 160 clusters of 10 items
     rate = rng.uniform(0.1, 0.7, ITEMS)
     base = tuple((rng.random((ITEMS, K)) < rate[:, None]).mean(axis=1))
     ids = tuple(f"{i:016x}" for i in range(ITEMS))

@@ -90,14 +90,9 @@ def training_summary(manifest_path: Path) -> tuple[dict, TrainingSummary]:
 
 
 def library_versions() -> dict[str, str]:
-    """The installed versions of the libraries a run's numbers depend on."""
-    found = {}
-    for name in LIBRARIES:
-        try:
-            found[name] = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            continue
-    return found
+    """The installed versions of the libraries a run's numbers depend on (those of LIBRARIES that are installed)."""
+    installed = {(d.metadata["Name"] or "").lower(): d.version for d in metadata.distributions()}
+    return {name: installed[name] for name in LIBRARIES if name in installed}
 
 
 def gate_parameters() -> dict:
