@@ -223,6 +223,14 @@ def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
     interval = record.macro_interval or (0.0, 0.0)
     click.echo(f"{record.environment}: macro delta {record.macro_delta * 100:+.1f} points "
                f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}], verdict {record.verdict}")
+    errors = record.raw["evaluation"]["errors"]
+    if not record.complete:
+        excluded = sum(d.get("excluded", 0) for d in record.raw["domains"].values())
+        click.echo(f"incomplete: {excluded} item(s) excluded because the base model's verifier still erred after "
+                   f"{record.raw['evaluation']['retries']} retries; this run is never ranked", err=True)
+    if errors["trained"]["unresolved"]:
+        click.echo(f"note: {errors['trained']['unresolved']} trained-arm episode(s) still erred after every retry "
+                   "and scored 0", err=True)
     click.echo(str(options.out / "results" / record.environment / f"{record.run_id}.json"))
 
 
