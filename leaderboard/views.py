@@ -243,7 +243,7 @@ def run_view(entry: Entry, links: Links, scale: tuple[float, float]) -> dict:
         "trained": numbers.points(record.macro_trained, signed=False),
         "gain": numbers.percent(record.normalized_gain), "superseded": standing.superseded,
         **reason_view(None if standing.superseded else standing.reason),
-        "few_units": [d for d in domains if d["few"]],
+        "few_units": _grouped_notes(domains),
         "domains": domains, "curve": charts.reward_curve(record.reward_curve),
         "manifest": [{"key": k, "value": str(v)} for k, v in manifest if v is not None],
         "gpu_hours": numbers.hours(record.gpu_hours),
@@ -265,6 +265,15 @@ def units_view(units: int | None, clustered: bool | None) -> dict:
     return {"units": f"{units} clusters", "few": few,
             "units_note": f"{units} clusters: a t interval at {units - 1} degrees of freedom, wide but honest"
             if few else ""}
+
+
+def _grouped_notes(domains: list[dict]) -> list[dict]:
+    """The few-units notes of a run's domains, one per distinct note with the domains it applies to."""
+    notes: dict[str, list[str]] = {}
+    for d in domains:
+        if d["few"]:
+            notes.setdefault(d["units_note"], []).append(d["domain"])
+    return [{"domain": ", ".join(names), "units_note": note} for note, names in notes.items()]
 
 
 def _errors_text(evaluation: dict) -> str:
