@@ -18,6 +18,7 @@ from scoring.evaluation import (
     Outcome,
     arm_errors,
     paired_items,
+    play_arm,
     selected_items,
     with_retries,
 )
@@ -26,6 +27,8 @@ from scoring.score_run import ScoreOptions, ScoringError, score
 from scoring.suite import load_suite
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
+from tests.support.model_server import ReplayBackend
+from tests.support.packages import edit
 from tests.support.scoring import run_info
 from tests.support.suites import make_suite
 
@@ -92,6 +95,30 @@ def test_an_errored_episode_is_played_again_with_the_same_seed_up_to_the_retries
     plays.clear()
     outcome = with_retries(flaky(10))
     assert outcome.reward is None and outcome.attempts == 1 + RETRIES and plays == [1, 2, 3]
+
+
+@pytest.mark.slow
+def test_a_verifier_that_keeps_crashing_is_played_again_then_scored_0(sandbox: object, tmp_path: Path) -> None:
+    """A real sandbox: the model writes nothing and the package's verifier crashes on a missing answer. The episode
+    is played 1 + RETRIES times with the same seed, logged once, and the trained arm scores it 0."""
+    manifest = make_suite(tmp_path / "suite", domains=("finance",), instances=(0,))
+    verifier = tmp_path / "suite" / "packages" / "finance-sum" / "verifier.py"
+    edit(verifier, 'return {"reward": 0.0, "details": {"reason": "answer.txt is missing"}}',
+         'raise SystemExit("no answer: the verifier gives up")')
+    suite = load_suite(manifest, check_balance=False)
+    items = selected_items(suite, TINY)
+    log = EpisodeLog(tmp_path / "episodes.jsonl")
+    backend = ReplayBackend(["done"] * 8)
+    outcomes = play_arm(sandbox, suite, items, "trained", backend, TINY, log)  # type: ignore[arg-type]
+    (outcome,) = outcomes.values()
+    assert outcome.reward is None and outcome.outcome == "verifier_error" and outcome.attempts == 1 + RETRIES
+    assert len(backend.seen) == 1 + RETRIES, "each attempt played the episode again"
+    assert {json.dumps(m, sort_keys=True) for m in backend.seen[0]} == {
+        json.dumps(m, sort_keys=True) for m in backend.seen[-1]}, "the same instance, the same prompt"
+    assert list(log.done().values()) == [outcome]
+    base = {key: replace(o, arm="base", reward=1.0, outcome="scored") for key, o in outcomes.items()}
+    (paired,) = paired_items(items, 1, base, outcomes)
+    assert paired.trained == (0.0,) and paired.base == (1.0,) and arm_errors(outcomes) == ArmErrors(1, 1)
 
 
 def test_breaking_the_verifier_on_its_failures_gains_a_model_nothing() -> None:
