@@ -232,7 +232,7 @@ def read_json(path: Path, max_bytes: int = MAX_BYTES) -> object:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
             raise ResultsError(f"{path}: not a regular file of at most {max_bytes} bytes")
-        raw = handle.read(max_bytes + 1)
+        raw = handle.read(info.st_size + 1)  # no bigger buffer than the file: the cap is checked above
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:

@@ -14,7 +14,9 @@ rounding of one numpy build against another; TOLERANCE allows that and nothing a
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +26,8 @@ from scoring.record import Settings, statistics_fields
 from scoring.results import ResultRecord, ResultsError, load_record_file, read_json, record_paths
 
 TOLERANCE = 1e-9
+PARALLEL_RECORDS = 200  # below this many records per worker, starting processes costs more than it saves
+BATCH = 100  # records a worker checks per task
 
 
 @dataclass(frozen=True)
@@ -86,21 +90,41 @@ def check_record(record: ResultRecord, items: dict | None, source: str) -> ItemS
     return scores
 
 
+def check_file(path: Path, version: int) -> CheckedRun:
+    """One record file and the items file beside it, every number checked."""
+    record = load_record_file(path, version)
+    beside = items_path(path)
+    raw_items = read_json(beside, MAX_ITEMS_BYTES) if version == 2 and (
+        beside.exists() or beside.is_symlink()) else None
+    return CheckedRun(record, check_record(record, raw_items, str(path)))
+
+
+def _check_files(paths: list[tuple[Path, int]]) -> list[CheckedRun]:
+    return [check_file(path, version) for path, version in paths]
+
+
 def load_checked(results_dir: Path | None, progress: Callable[[int, int], None] | None = None) -> list[CheckedRun]:
     """Every record under results_dir with its items file, each version-2 record's numbers recomputed, by
-    environment then time. [] when the folder is absent; ResultsError for the first file that cannot be used."""
+    environment then time. [] when the folder is absent; ResultsError for the first file that cannot be used.
+
+    Many records are checked in worker processes, a batch each (the recomputation is CPU-bound numpy work)."""
     if results_dir is None or not results_dir.is_dir():
         return []
     paths = list(record_paths(results_dir))
-    runs = []
-    for done, (path, version) in enumerate(paths, start=1):
-        record = load_record_file(path, version)
-        beside = items_path(path)
-        raw_items = read_json(beside, MAX_ITEMS_BYTES) if version == 2 and (
-            beside.exists() or beside.is_symlink()) else None
-        runs.append(CheckedRun(record, check_record(record, raw_items, str(path))))
-        if progress is not None:
-            progress(done, len(paths))
+    workers = min(os.cpu_count() or 1, len(paths) // PARALLEL_RECORDS)
+    batches = [paths[i:i + BATCH] for i in range(0, len(paths), BATCH)]
+    runs: list[CheckedRun] = []
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            for batch in pool.map(_check_files, batches):
+                runs += batch
+                if progress is not None:
+                    progress(len(runs), len(paths))
+    else:
+        for batch in batches:
+            runs += _check_files(batch)
+            if progress is not None:
+                progress(len(runs), len(paths))
     return sorted(runs, key=lambda r: (r.record.environment, r.record.evaluated, r.record.run_id))
 
 
