@@ -60,11 +60,6 @@ def is_pinned(requirement: str) -> bool:
     return "==" in requirement or _LOCAL_SOURCE.search(requirement) is not None or "@" in requirement
 
 
-def is_local(requirement: str) -> bool:
-    """Whether a requirement is a path, URL or archive rather than a package of a registry."""
-    return _LOCAL_SOURCE.search(requirement) is not None or "@" in requirement
-
-
 def requirement_name(requirement: str) -> str:
     """The normalised project name of a requirement (`Foo_Bar[x]>=1` → `foo-bar`), as registries compare names."""
     match = _NAME.match(requirement.strip())
@@ -86,7 +81,11 @@ def debian_packages(line: str) -> list[str]:
     """The Debian packages a line installs with apt or apt-get, as written."""
     found: list[str] = []
     for match in APT_INSTALL.finditer(line):
-        found += [w for w in split_words(match.group("args")) if not w.startswith("-") and not _REDIRECT.match(w)]
+        for word in split_words(match.group("args")):
+            if _REDIRECT.match(word):
+                break  # what follows is where the output goes
+            if not word.startswith("-"):
+                found.append(word)
     return found
 
 

@@ -70,8 +70,9 @@ def test_without_a_registry_the_package_is_a_todo_and_the_check_points_at_it(reg
     result = import_task(task, tmp_path / "out", **OPTIONS)
     assert (result.package_path / "environment" / "Dockerfile").read_text().split("\n")[1] == \
         "RUN pip install requests==2.32.3 nowhere-to-be-found", "one missing package costs the others nothing"
-    assert "environment/Dockerfile:2: pip installs 'nowhere-to-be-found' without an exact version and no registry " \
-           "answered to pin it: pin it (NAME==VERSION) so rebuilds are identical" in result.report.todo
+    assert "environment/Dockerfile:2: pip installs 'nowhere-to-be-found' without an exact version, and pip's " \
+           "resolver found none to pin it to (no registry answered, or no release fits): pin it (NAME==VERSION) so " \
+           "rebuilds are identical" in result.report.todo
     assert pin_findings(result.package_path) == [
         (2, "Python package 'nowhere-to-be-found' is installed without an exact version")]
 

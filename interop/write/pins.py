@@ -18,11 +18,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from interop.dockerfile import facts
+from interop.dockerfile import DockerfileFacts, facts
 from interop.model import SourceTask
 from interop.write.fallbacks import ToolsToBake
 from taskpkg.dockerfile import parse, run_scripts
-from taskpkg.installs import PIP_INSTALL, is_local, is_pinned, pip_arguments, requirement_name
+from taskpkg.installs import PIP_INSTALL, is_pinned, pip_arguments, requirement_name
 
 DOCKERFILE = "environment/Dockerfile"
 BAKE_START = "# >>> arena import: the tools the tests installed at verification time"
@@ -100,8 +100,7 @@ def settle_image(source: SourceTask, folder: Path, bake: ToolsToBake) -> None:
     dockerfile = folder / DOCKERFILE
     text = dockerfile.read_text(encoding="utf-8")
     loose = unpinned_in(text)
-    wanted = [word for _, _, word in loose if not is_local(word)]
-    wanted += [r for r in bake.python.values() if not is_pinned(r)]
+    wanted = [word for _, _, word in loose] + [r for r in bake.python.values() if not is_pinned(r)]
     found = facts(text)
     python = base_python(found.base)
     versions = resolve(list(dict.fromkeys(wanted)), python)
@@ -132,11 +131,12 @@ def _pin_line(source: SourceTask, lines: list[str], first: int, last: int, word:
             source.mapped(where, f"pip installs {word!r} without an exact version: pinned to {pinned}, the newest "
                           f"that satisfies it{_for(python)} (pip's resolver, at import)")
             return
-    source.todo(where, f"pip installs {word!r} without an exact version and no registry answered to pin it: pin it "
-                "(NAME==VERSION) so rebuilds are identical")
+    source.todo(where, f"pip installs {word!r} without an exact version, and pip's resolver found none to pin it to "
+                "(no registry answered, or no release fits): pin it (NAME==VERSION) so rebuilds are identical")
 
 
-def _append_bake(source: SourceTask, text: str, bake: ToolsToBake, versions: dict[str, str], found) -> str:
+def _append_bake(source: SourceTask, text: str, bake: ToolsToBake, versions: dict[str, str],
+                 found: DockerfileFacts) -> str:
     """The bake block at the end of the Dockerfile: as root, pip (and apt) installs, then the image's USER again."""
     python = [_pinned(r, versions) or r for r in bake.python.values()]
     debian = list(bake.debian)
@@ -160,8 +160,8 @@ def _append_bake(source: SourceTask, text: str, bake: ToolsToBake, versions: dic
     lines.append(BAKE_END)
     for requirement in python:
         if not is_pinned(requirement):
-            source.todo(f"{DOCKERFILE}:{pip_line}", f"the tests need {requirement!r}, which no registry answered to "
-                        "pin: pin it (NAME==VERSION)")
+            source.todo(f"{DOCKERFILE}:{pip_line}", f"the tests need {requirement!r}, which pip's resolver found no "
+                        "version of to pin it to: pin it (NAME==VERSION)")
     return text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
 
 
