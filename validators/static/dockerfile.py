@@ -19,9 +19,8 @@ from taskpkg.dockerfile import (
     executed_scripts,
     parse,
     run_scripts,
-    split_words,
 )
-from taskpkg.installs import APT_INSTALL, PIP_INSTALL, PIPE_TO_SHELL, is_pinned, pip_arguments
+from taskpkg.installs import APT_INSTALL, PIP_INSTALL, PIPE_TO_SHELL, debian_packages, is_pinned, pip_arguments
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dockerfile import (
     ARENA401,
@@ -136,8 +135,7 @@ class _RunChecker:
             for problem in _unpinned_pip(self._requirements(run), match.group("args")):
                 found.append(problem(file, line))
         for match in APT_INSTALL.finditer(command):
-            words = [w for w in split_words(match.group("args")) if not w.startswith("-")]
-            loose = [w for w in words if "=" not in w]
+            loose = [w for w in debian_packages(match.group(0)) if "=" not in w]
             if loose:
                 found.append(ARENA404.found(file, line, packages=", ".join(loose[:8])))
         return found
