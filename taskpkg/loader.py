@@ -75,7 +75,8 @@ def load_package(root: Path) -> LoadResult:
 
 
 def _check_name(root: Path, data: dict, doc: YamlDocument) -> list[Diagnostic]:
-    name, folder = data.get("name"), root.resolve().name
+    name = data.get("name")
+    folder = root.name if root.name not in ("", ".", "..") and not root.is_symlink() else root.resolve().name
     if isinstance(name, str) and name != folder:
         return [ARENA113.found(TASK_FILE, doc.line_of(("name",)), name=name, folder=folder)]
     return []

@@ -194,19 +194,22 @@ def _check_environment_scripts(files: list[PackageFile], followed: set[str]) -> 
 
 
 def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> list[Diagnostic]:
-    """Files in the build context that are the verifier, oracle, generator or verifier data (same name or bytes)."""
+    """Files in the build context that are the verifier, oracle, generator or verifier data (same name or bytes).
+    Only files of a size both sides have are hashed: files of different sizes cannot be copies."""
     hidden_roots = package.hidden_paths()
+    image = [file for file in files if file.relative.startswith("environment/")]
+    sizes = {file.size for file in image if file.size}
     hidden: dict[str, str] = {}
+    hidden_sizes: set[int] = set()
     for file in files:
-        if file.relative.startswith("environment/"):
+        if file.relative.startswith("environment/") or file.size not in sizes:
             continue
-        if file.size and any(file.relative == h or file.relative.startswith(h + "/") for h in hidden_roots):
+        if any(file.relative == h or file.relative.startswith(h + "/") for h in hidden_roots):
             hidden[file.digest] = file.relative
+            hidden_sizes.add(file.size)
     found = []
-    for file in files:
-        if not file.relative.startswith("environment/"):
-            continue
-        copy_of = hidden.get(file.digest) if file.size else None
+    for file in image:
+        copy_of = hidden.get(file.digest) if file.size in hidden_sizes else None
         if copy_of and shared_reason(package, copy_of, file.relative):
             continue
         if copy_of or file.relative.rsplit("/", 1)[-1] == "verifier.py":

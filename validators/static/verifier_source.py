@@ -28,7 +28,6 @@ _TRIGGER_WORDS = frozenset(INSTALL_MODULES | {h.split()[0] for h in INSTALL_HINT
                            | {"__import__", "uv"})
 # A network module is only an offence where it is imported: its name on a line that imports (`requests` alone is a
 # word of many tasks).
-_IMPORT_LINE = re.compile(r"^[^\n]*\bimport\b[^\n]*$", re.MULTILINE)
 _NETWORK_NAME = re.compile(r"\b(?:" + "|".join(sorted({re.escape(m.split(".")[0]) for m in NETWORK_MODULES})) + r")\b")
 
 
@@ -124,7 +123,14 @@ def _may_offend(text: str) -> bool:
     lowered = text.lower()
     if any(word in lowered for word in _TRIGGER_WORDS):
         return True
-    return any(_NETWORK_NAME.search(line) for line in _IMPORT_LINE.findall(text.replace("\\\n", " ")))
+    joined = text.replace("\\\n", " ")
+    index = joined.find("import")
+    while index != -1:
+        end = joined.find("\n", index)
+        if _NETWORK_NAME.search(joined, joined.rfind("\n", 0, index) + 1, end if end != -1 else len(joined)):
+            return True
+        index = joined.find("import", index + 6)
+    return False
 
 
 def _check_string(text: str, line: int) -> list[Diagnostic]:
