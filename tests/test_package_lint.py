@@ -166,3 +166,18 @@ def test_dynamic_examples_pass_the_lint_so_arena_check_reaches_them(tmp_path: Pa
     package = make_valid_package(tmp_path / "environments")
     rule.failing.apply(package)
     assert lint_findings(package) == []
+
+
+def test_a_large_batch_spread_over_processes_is_reported_as_a_small_one(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    packages = [make_valid_package(tmp_path / "environments", f"task-{n}") for n in range(4)]
+    (packages[1] / "instance" / "helpers.py").write_text(WRONG)
+    (packages[2] / "instance" / "helpers.py").write_text(STYLISH)
+    (packages[3] / "verifier.py").write_text("def score(:\n")
+    one_by_one = run_static_checks_many(packages, workers=1)
+    monkeypatch.setattr("validators.static.PARALLEL_FROM", 2)  # a pool of two processes, the lint after them
+    spread = run_static_checks_many(packages, workers=2)
+    untimed = [[{**r.to_dict(), "duration_ms": 0} for r in reports] for reports in (spread, one_by_one)]
+    assert untimed[0] == untimed[1]
+    assert [r.passed for r in spread] == [True, False, True, False]
+    assert [d.check_id for d in spread[3].diagnostics if d.severity.value == "error"] == ["ARENA501", "ARENA505"]

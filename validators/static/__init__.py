@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
-from functools import partial
 from pathlib import Path
 
 from taskpkg.loader import load_package
+from taskpkg.python_lint import is_linted
 from taskpkg.rules import Category, ids
 from validators.report import PackageReport
 from validators.static import determinism, dockerfile, files, lint, oracle_source, verifier_source
@@ -83,35 +83,45 @@ PARALLEL_FROM = 64
 
 def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = None,
                            workers: int | None = None) -> list[PackageReport]:
-    """Static-check many packages, in order; large batches are spread over the machine's cores. The repository's
-    lint runs once for all of them, beside the other checks."""
+    """Static-check many packages, in order, each walked once. The repository's lint runs once for all of them: in
+    a small batch beside the checks (on a thread; ruff works in its own process), in a large one after the checks,
+    which are spread over the machine's cores (then ruff spreads over them too)."""
     displays = display_paths or [str(r) for r in roots]
     workers = workers if workers is not None else (os.cpu_count() or 1)
-    check = partial(run_static_checks, with_lint=False)
-    sequential = workers <= 1 or len(roots) < PARALLEL_FROM
-    trees = [walk(root) if root.is_dir() else None for root in roots] if sequential else None
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-lint") as background:
-        linted = background.submit(_lint_all, roots, displays, [_listing(t) for t in trees] if trees else None)
-        if trees is not None:  # each package walked once, for the lint and the checks
-            reports = [check(r, d, tree=t) for r, d, t in zip(roots, displays, trees, strict=True)]
+    if workers <= 1 or len(roots) < PARALLEL_FROM:
+        trees = [walk(root) if root.is_dir() else None for root in roots]
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-lint") as background:
+            linted = background.submit(_lint_all, [_listing(tree) for tree in trees], displays)
+            reports = [run_static_checks(root, display, with_lint=False, tree=tree)
+                       for root, display, tree in zip(roots, displays, trees, strict=True)]
             del trees
-        else:
-            with ProcessPoolExecutor(max_workers=workers) as pool:
-                reports = list(pool.map(check, roots, displays, chunksize=max(1, len(roots) // (workers * 8))))
-        for report, found in zip(reports, linted.result(), strict=True):
-            report.diagnostics = _dedupe_sorted(_with_lint(report.diagnostics, found))
+            found = linted.result()
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            checked = list(pool.map(_check_for_batch, roots, displays,
+                                    chunksize=max(1, len(roots) // (workers * 8))))
+        reports = [report for report, _ in checked]
+        found = _lint_all([listing for _, listing in checked], displays)
+    for report, linted_found in zip(reports, found, strict=True):
+        report.diagnostics = _dedupe_sorted(_with_lint(report.diagnostics, linted_found))
     return reports
 
 
+def _check_for_batch(root: Path, display: str) -> tuple[PackageReport, PackageTree | None]:
+    """In a worker process: a package's checks (the lint apart), and its files for the lint."""
+    tree = walk(root) if root.is_dir() else None
+    return run_static_checks(root, display, with_lint=False, tree=tree), _listing(tree)
+
+
 def _listing(tree: PackageTree | None) -> PackageTree | None:
-    """The files of a walked package without what the checks read into them (the lint needs only their paths)."""
+    """The files the lint covers, without what the checks read into them (the lint needs only their paths)."""
     if tree is None:
         return None
-    return PackageTree(tree.root, [PackageFile(f.relative, f.path, f.size) for f in tree.files])
+    linted = [PackageFile(f.relative, f.path, f.size) for f in tree.files if is_linted(f.relative)]
+    return PackageTree(tree.root, linted)
 
 
-def _lint_all(roots: list[Path], displays: list[str], trees: list[PackageTree | None] | None) -> list[list]:
-    walked = trees if trees is not None else [walk(root) if root.is_dir() else None for root in roots]
-    folders = [(tree, display) for tree, display in zip(walked, displays, strict=True) if tree is not None]
+def _lint_all(listings: list[PackageTree | None], displays: list[str]) -> list[list]:
+    folders = [(tree, display) for tree, display in zip(listings, displays, strict=True) if tree is not None]
     linted = iter(lint_packages([tree for tree, _ in folders], [display for _, display in folders]))
-    return [next(linted) if tree is not None else [] for tree in walked]
+    return [next(linted) if tree is not None else [] for tree in listings]
