@@ -192,3 +192,15 @@ class Mirror:
             return []
         except OSError as exc:
             raise ArtifactError(f"{folder}: could not list the artifact bucket ({exc.strerror or exc})") from None
+
+
+def read_published(bucket: Path, relative: str) -> bytes:
+    """One published file's bytes, found through the bucket folder's newest manifest."""
+    _, entries = Mirror(bucket, bucket).manifest()
+    entry = entries.get(relative)
+    if entry is None:
+        raise ArtifactError(f"{bucket}: its newest manifest names no {relative}")
+    try:
+        return (bucket / OBJECTS / entry.sha256).read_bytes()
+    except OSError as exc:
+        raise ArtifactError(f"{bucket / OBJECTS / entry.sha256}: {exc.strerror or exc}") from None

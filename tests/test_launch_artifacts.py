@@ -9,7 +9,6 @@ block again. Writing the old way (appending, renaming the adapter folder into pl
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
