@@ -23,7 +23,7 @@ ARENA_LABELS = (LABEL_PASS, LABEL_FAIL, LABEL_SCOPE, LABEL_CAP)
 OUTCOMES = {"pending": ((), "pending"), "pass": ((LABEL_PASS,), "success"), "fail": ((LABEL_FAIL,), "failure"),
             "error": ((), "error"), "scope": ((LABEL_SCOPE,), "failure"), "cap": ((LABEL_CAP,), "failure")}
 _STATE = re.compile(r"<!-- posttrain-arena:state head=([0-9a-f]{40}) base=(\S{1,300}) env=([a-z0-9-]{1,64}|-) "
-                    rf"run=(\d{{1,20}})\.(\d{{1,6}}) outcome=({'|'.join(OUTCOMES)}) -->")
+                    rf"run=(\d{{1,20}})\.(\d{{1,6}}) outcome=({'|'.join(OUTCOMES)})(?: digest=([0-9a-f]{{64}}))? -->")
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,14 @@ class StickyState:
     environment: str | None = None
     run_id: int = 0
     run_attempt: int = 0
+    package_digest: str | None = None  # "sha256:…" of the package the verdict is about (a pass or a fail)
 
     def line(self) -> str:
         """The hidden state line."""
+        digest = f" digest={self.package_digest.removeprefix('sha256:')}" if self.package_digest else ""
         return (f"<!-- posttrain-arena:state head={self.head_sha} base={encode_ref(self.base_ref)} "
-                f"env={self.environment or '-'} run={self.run_id}.{self.run_attempt} outcome={self.outcome} -->")
+                f"env={self.environment or '-'} run={self.run_id}.{self.run_attempt} outcome={self.outcome}{digest} "
+                "-->")
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -72,8 +75,9 @@ def parse_state(body: str) -> StickyState | None:
     match = _STATE.fullmatch(lines[1])
     if match is None:
         return None
-    head, base, env, run, attempt, outcome = match.groups()
-    return StickyState(head, decode_ref(base), outcome, None if env == "-" else env, int(run), int(attempt))
+    head, base, env, run, attempt, outcome, digest = match.groups()
+    return StickyState(head, decode_ref(base), outcome, None if env == "-" else env, int(run), int(attempt),
+                       f"sha256:{digest}" if digest else None)
 
 
 def stickies(comments: list[Comment], bot_login: str) -> list[Comment]:

@@ -101,16 +101,16 @@ class Change:
 
 def refresh(store: JobStore, backend: Backend, now: datetime | None = None,
             on_finished: Callable[[JobRecord, BackendJob], JobRecord] | None = None,
-            records: list[Stored] | None = None) -> list[Change]:
+            records: list[Stored] | None = None, jobs: dict[str, BackendJob] | None = None) -> list[Change]:
     """Bring every active record of this backend up to date with one backend call. `on_finished` may enrich a
     record that succeeded (the bot publishes its results there) before it is written; `records` saves reading the
-    store again when the caller just read it."""
+    store again when the caller just read it, and `jobs` the backend call when the caller just made it."""
     now = now or datetime.now(UTC)
     active = [s for s in (store.all() if records is None else records)
               if s.record.active and s.record.backend == backend.name]
     if not active:
         return []
-    jobs = backend.states([s.record.name for s in active])
+    jobs = backend.states([s.record.name for s in active]) if jobs is None else jobs
     changes = []
     for stored in active:
         job = jobs.get(stored.record.name)
@@ -158,17 +158,18 @@ def _next_state(record: JobRecord, job: BackendJob | None, now: datetime) -> Job
 
 
 def cancel(store: JobStore, backend: Backend, environment: str, commit: str, state: str = "cancelled",
-           reason: str = "cancelled") -> JobRecord | None:
-    """Stop an active job and record why (cancelled, or stale after a new push); None when none is active."""
+           reason: str = "cancelled", spent: float | None = None) -> JobRecord | None:
+    """Stop an active job and record why (cancelled, or stale after a new push) with what it spent (`spent`, the
+    backend's word when the caller just asked it, else asked once more); None when none is active."""
     for _ in range(MAX_RACES):
         stored = store.get(environment, commit)
         if stored is None or not stored.record.active:
             return None
         if stored.record.backend_job:
             backend.cancel([stored.record.backend_job])
-        spent = _final_spend(backend, stored.record)
+        used = max(stored.record.gpu_hours, spent) if spent is not None else _final_spend(backend, stored.record)
         try:
-            return store.update(stored, stored.record.moved_to(state, reason=reason, gpu_hours=spent)).record
+            return store.update(stored, stored.record.moved_to(state, reason=reason, gpu_hours=used)).record
         except Conflict:
             continue
     raise Conflict(f"the record of {environment} at {commit[:12]} kept changing")

@@ -8,6 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+from taskpkg.digest import tree_digest
 from taskpkg.loader import load_package
 from taskpkg.rules import Category, ids
 from validators.report import PackageReport
@@ -33,6 +34,7 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
     loaded = load_package(root)
     diagnostics = list(loaded.diagnostics)
     checks_run = set(_LOADER_IDS) if loaded.package else {d.check_id for d in diagnostics}
+    digest = "sha256:" + tree_digest(root) if root.is_dir() else None  # before any check could add a file
     if root.is_dir():
         tree = walk(root)
         diagnostics += tree.diagnostics
@@ -58,6 +60,7 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
         diagnostics=_dedupe_sorted(diagnostics),
         checks_run=sorted(checks_run | (_PACKAGE_IDS if package else set())),
         duration_ms=(time.perf_counter() - started) * 1000,
+        digest=digest,
     )
 
 
