@@ -7,6 +7,7 @@ from __future__ import annotations
 import ipaddress
 import shutil
 import socket
+import uuid
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ ROOT = Path(__file__).resolve().parent.parent
 ECHO_WORD = ROOT / "tests" / "fixtures" / "training" / "echo-word"
 # Every probe prints what it got; a build that reached anything says REACHED.
 HOSTILE = r"""FROM debian:bookworm-slim
-RUN for target in 169.254.169.254/80 {gateway}/{port}; do \
+RUN echo {nonce} && for target in 169.254.169.254/80 {gateway}/{port}; do \
       if timeout 8 bash -c "exec 3<>/dev/tcp/$target" 2>/dev/null; then echo "REACHED $target"; \
       else echo "NO ROUTE $target"; fi; done
 RUN for request in "CONNECT 169.254.169.254:80" "GET http://169.254.169.254/latest/meta-data/" \
@@ -29,7 +30,7 @@ RUN for request in "CONNECT 169.254.169.254:80" "GET http://169.254.169.254/late
       answer=$(timeout 10 bash -c 'exec 3<>/dev/tcp/arena-egress/3128 \
         && printf "%s HTTP/1.1\r\nHost: x\r\n\r\n" "$1" >&3 && head -n 1 <&3' _ "$request" | tr -d '\r'); \
       echo "PROXY $request -> $answer"; done
-RUN apt-get update -o Acquire::Retries=0 >/dev/null 2>&1 && echo "REGISTRY OK" || echo "REGISTRY FAILED"
+RUN echo {nonce} && apt-get update -o Acquire::Retries=0 >/dev/null 2>&1 && echo "REGISTRY OK" || echo "REGISTRY FAILED"
 """
 
 
@@ -52,7 +53,7 @@ def test_a_hostile_build_reaches_the_registries_and_nothing_else(engine: object,
     ipam = engine.networks.get("bridge").attrs["IPAM"]["Config"][0]
     gateway = ipam.get("Gateway") or str(ipaddress.ip_network(ipam["Subnet"])[1])  # the host, seen from Docker
     port = listener.getsockname()[1]
-    package = package_with(tmp_path, HOSTILE.format(gateway=gateway, port=port))
+    package = package_with(tmp_path, HOSTILE.format(gateway=gateway, port=port, nonce=uuid.uuid4().hex))
     monkeypatch.setenv("ARENA_BUILD_ISOLATION", "registries")
     monkeypatch.setenv("ARENA_BUILD_PROXY_IMAGE", proxy_image)
     built = ensure_image(engine, package, "isolation-test")
@@ -72,7 +73,8 @@ def test_a_hostile_build_reaches_the_registries_and_nothing_else(engine: object,
 def test_with_no_network_a_build_gets_nothing_and_its_limits_hold(engine: object, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     package = package_with(tmp_path, "FROM debian:bookworm-slim\n"
-                                     "RUN ls /sys/class/net && cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
+                                     f"RUN echo {uuid.uuid4().hex} && ls /sys/class/net && "
+                                     "cat /sys/fs/cgroup/memory/memory.limit_in_bytes "
                                      "2>/dev/null || cat /sys/fs/cgroup/memory.max\n"
                                      "RUN bash -c 'exec 3<>/dev/tcp/deb.debian.org/80'\n")
     monkeypatch.setenv("ARENA_BUILD_ISOLATION", "none")
