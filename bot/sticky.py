@@ -60,11 +60,13 @@ class StickyState:
 
 @dataclass(frozen=True)
 class Plan:
-    """What to do with the sticky comment: create, edit, unchanged or stale; and duplicates to delete."""
+    """What to do with the sticky comment: create, edit, unchanged or stale; and duplicates to delete. A stale plan
+    with duplicates carries `fold`: the newest body among the stickies, which the kept (oldest) one must hold."""
 
     kind: str
     comment_id: int | None = None
     duplicates: tuple[int, ...] = ()
+    fold: str | None = None
 
 
 def parse_state(body: str) -> StickyState | None:
@@ -106,6 +108,15 @@ def plan(comments: list[Comment], body: str, state: StickyState, bot_login: str)
     if not found:
         return Plan("create")
     keep, duplicates = found[0], tuple(c.id for c in found[1:])
-    if not supersedes(state, parse_state(keep.body)):
-        return Plan("stale", keep.id, duplicates)
+    newest = _newest(found, state)
+    if not supersedes(state, parse_state(newest.body)):
+        # Another run's body wins; when runs raced to create, it may sit in a duplicate: the kept one takes it.
+        return Plan("stale", keep.id, duplicates, newest.body if duplicates else None)
     return Plan("unchanged" if keep.body == body else "edit", keep.id, duplicates)
+
+
+def _newest(found: list[Comment], state: StickyState) -> Comment:
+    """The sticky whose state is the latest run about `state`'s (base, head); the oldest sticky when none is."""
+    about = [(parsed.run_id, parsed.run_attempt, c.id, c) for c in found
+             if (parsed := parse_state(c.body)) is not None and parsed.about(state.head_sha, state.base_ref)]
+    return max(about, key=lambda entry: entry[:3])[3] if about else found[0]
