@@ -17,6 +17,8 @@ from launch.artifacts import ArtifactError, read_published
 from launch.backends import Backend, BackendError
 from launch.backends.local import LocalBackend, default_root
 from launch.budget import Budget, BudgetConfigError
+from launch.ceiling import Ceiling, CeilingConfigError
+from launch.job_checks import package_digest
 from launch.job_run import PHASES, run_from_env
 from launch.package_source import ExtractError, extract
 from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml
@@ -83,14 +85,19 @@ def launch_command(path: Path, backend_name: str, recipe: str | None, profile: s
     if commit is None:
         raise click.UsageError(f"{path} is not a clean git checkout: commit the package, or pass --commit SHA")
     try:
+        limit = Ceiling.from_env(os.environ)
         spec = JobSpec(package.name, commit, recipe or ("cpu-small" if backend_name == "local" else
                                                          "qwen3-8b-grpo-lora"), profile, steps=steps,
                        skip_calibration=skip_calibration, requested_by=os.environ.get("USER", "local") or "local",
                        repository=os.environ.get("ARENA_REPOSITORY"),
                        arena_commit=os.environ.get("ARENA_COMMIT") or git_commit(ROOT),
-                       pr=int(os.environ["ARENA_PR"]) if os.environ.get("ARENA_PR") else None)
+                       pr=int(os.environ["ARENA_PR"]) if os.environ.get("ARENA_PR") else None,
+                       package_digest=package_digest(path), max_hours=limit.max_hours,
+                       max_gpu_hours=limit.max_gpu_hours, suite_name=os.environ.get("ARENA_SUITE_NAME") or None,
+                       suite_version=os.environ.get("ARENA_SUITE_VERSION") or None,
+                       suite_digest=os.environ.get("ARENA_SUITE_DIGEST") or None)
         budget = Budget.from_env(os.environ)
-    except (SpecError, BudgetConfigError) as exc:
+    except (SpecError, BudgetConfigError, CeilingConfigError) as exc:
         raise click.UsageError(str(exc)) from None
     if render:
         try:
