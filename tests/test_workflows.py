@@ -501,6 +501,14 @@ def test_security_policy_states_the_trust_model() -> None:
         assert phrase in text, f"SECURITY.md: say {phrase!r}"
 
 
+def test_every_test_the_threat_table_names_exists() -> None:
+    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    named = re.findall(r"`(tests/[a-z0-9_]+\.py)::([a-z0-9_]+)`", text)
+    assert len(named) >= 15, "SECURITY.md: the threat table names the test for each attack"
+    for path, test in named:
+        assert f"def {test}(" in (ROOT / path).read_text(encoding="utf-8"), f"SECURITY.md names {path}::{test}"
+
+
 ISSUE_FORMS = ("bug_report.yml", "appeal.yml", "environment_idea.yml")
 FORM_TYPES = {"markdown", "textarea", "input", "dropdown", "checkboxes"}
 
