@@ -13,10 +13,12 @@ ceiling (launch.ceiling), so what is left of its ceiling is held back; a new job
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from launch.settings import read_numbers
 from launch.state import JobRecord
 
 
@@ -36,23 +38,11 @@ class Budget:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Budget:
         """The budget from environment variables (unset ones keep their defaults)."""
-        values: dict[str, float | int] = {}
-        for variable, field, kind, low in (("ARENA_MAX_CONCURRENT_JOBS", "max_concurrent", int, 0),
-                                           ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0),
-                                           ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1),
-                                           ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0)):
-            text = (env.get(variable) or "").strip()
-            if not text:
-                continue
-            try:
-                value = kind(text)
-            except ValueError:
-                raise BudgetConfigError(f"{variable}={text!r}: not {'a whole number' if kind is int else 'a number'}"
-                                        ) from None
-            if value < low:
-                raise BudgetConfigError(f"{variable}={text!r}: must be at least {low}")
-            values[field] = value
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**read_numbers(env, (("ARENA_MAX_CONCURRENT_JOBS", "max_concurrent", int, 0, math.inf),
+                                        ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0, math.inf),
+                                        ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1, math.inf),
+                                        ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0, math.inf)),
+                                  BudgetConfigError))  # type: ignore[arg-type]
 
     def refusal(self, records: Iterable[JobRecord], now: datetime | None = None,
                 needs: float | None = None) -> str | None:

@@ -21,10 +21,12 @@ from pathlib import Path
 
 import yaml
 
+from launch.settings import read_numbers
 from launch.spec import MAX_CEILING_HOURS, JobSpec
 from taskpkg.frontmatter import read_frontmatter
 from taskpkg.rules.model import RuleViolation
 
+MIN_HOURS = 0.01
 RECIPES = Path(__file__).resolve().parent.parent / "training" / "recipes"  # data files, read as YAML
 
 
@@ -41,19 +43,10 @@ class Ceiling:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Ceiling:
-        values = {}
-        for variable, field in (("ARENA_JOB_MAX_HOURS", "max_hours"), ("ARENA_JOB_MAX_GPU_HOURS", "max_gpu_hours")):
-            text = (env.get(variable) or "").strip()
-            if not text:
-                continue
-            try:
-                value = float(text)
-            except ValueError:
-                raise CeilingConfigError(f"{variable}={text!r}: not a number of hours") from None
-            if not 0 < value <= MAX_CEILING_HOURS:
-                raise CeilingConfigError(f"{variable}={text!r}: must be more than 0 and at most {MAX_CEILING_HOURS:g}")
-            values[field] = value
-        return cls(**values)
+        """The ceiling from environment variables (unset ones keep their defaults)."""
+        return cls(**read_numbers(env, (("ARENA_JOB_MAX_HOURS", "max_hours", float, MIN_HOURS, MAX_CEILING_HOURS),
+                                        ("ARENA_JOB_MAX_GPU_HOURS", "max_gpu_hours", float, MIN_HOURS,
+                                         MAX_CEILING_HOURS)), CeilingConfigError))
 
 
 @dataclass(frozen=True)
