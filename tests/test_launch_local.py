@@ -90,9 +90,12 @@ def test_render_prints_the_skypilot_task_with_secrets_by_name_only(tmp_path: Pat
     done = run_arena("launch", str(ECHO_WORD), "--commit", SHA, "--backend", "skypilot", "--render",
                      ARENA_SKYPILOT_ENDPOINT="https://sky.example.org", ARENA_ARTIFACT_BUCKET="s3://artifacts",
                      ARENA_SUITE_SOURCE="s3://suite/v1", HF_TOKEN="hf_never_printed", ARENA_PR="3",
-                     ARENA_REPOSITORY="arena-org/arena", ARENA_COMMIT="9" * 40)
+                     ARENA_REPOSITORY="arena-org/arena", ARENA_COMMIT="9" * 40,
+                     ARENA_JOB_IMAGE="ghcr.io/arena-org/arena-job@sha256:" + "e" * 64)
     assert done.returncode == 0, done.stderr
     assert "name: arena-echo-word-0123456789ab" in done.stdout and "HF_TOKEN: null" in done.stdout
+    assert "ordered:" in done.stdout and "image_id: docker:ghcr.io/arena-org/arena-job@sha256:" in done.stdout
+    assert "mode: MOUNT_CACHED" in done.stdout and '"package_digest":"sha256:' in done.stdout
     assert "hf_never_printed" not in done.stdout + done.stderr
 
 

@@ -322,7 +322,7 @@ def test_ceiling_variables_are_checked() -> None:
     from launch.ceiling import Ceiling, CeilingConfigError
 
     assert Ceiling.from_env({"ARENA_JOB_MAX_HOURS": "6"}) == Ceiling(6.0, 24.0)
-    with pytest.raises(CeilingConfigError, match="ARENA_JOB_MAX_GPU_HOURS='0': must be at least 0.01"):
+    with pytest.raises(CeilingConfigError, match=r"ARENA_JOB_MAX_GPU_HOURS='0': must be at least 0\.01"):
         Ceiling.from_env({"ARENA_JOB_MAX_GPU_HOURS": "0"})
     with pytest.raises(SpecError, match="max_hours"):
         spec(max_hours=10_000.0)
