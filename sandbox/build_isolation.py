@@ -11,9 +11,12 @@ private suite, the artifact bucket's credentials, `HF_TOKEN` and the cloud's met
   package's own `build_timeout_s`.
 
 Configuration (environment variables; the SkyPilot task sets them, a contributor's machine leaves them unset):
-  ARENA_BUILD_ISOLATION   `registries` (the above), `none` (no network at all) or unset (the engine's default)
+  ARENA_BUILD_ISOLATION   `registries` (the above), `none` (the same network without the proxy: no way out at all)
+                          or unset (the engine's default network, no extra limits: a contributor's machine, CI)
   ARENA_BUILD_PROXY_IMAGE an image with python3 to run the proxy in (the job's own image on the GPU machine)
   ARENA_BUILD_REGISTRIES  the registry host names (default: Debian, Ubuntu, PyPI and npm's)
+  ARENA_BUILD_MEMORY_MB, ARENA_BUILD_CPUS, ARENA_BUILD_PIDS, ARENA_BUILD_STORAGE_MB
+                          the limits of every RUN step (defaults 4096, 2, 512, 8192)
 """
 
 from __future__ import annotations
@@ -65,7 +68,15 @@ class BuildPolicy:
             raise IsolationError("ARENA_BUILD_ISOLATION=registries needs ARENA_BUILD_PROXY_IMAGE: an image with "
                                  "python3 to run the egress proxy in")
         names = tuple(h.strip() for h in (env.get("ARENA_BUILD_REGISTRIES") or "").split(",") if h.strip())
-        return cls(mode, proxy, names or REGISTRIES)
+        limits = {}
+        for name, variable in (("memory_mb", "ARENA_BUILD_MEMORY_MB"), ("cpus", "ARENA_BUILD_CPUS"),
+                               ("pids", "ARENA_BUILD_PIDS"), ("storage_mb", "ARENA_BUILD_STORAGE_MB")):
+            text = (env.get(variable) or "").strip()
+            if text:
+                if not text.isdigit() or int(text) < 1:
+                    raise IsolationError(f"{variable}={text!r}: a whole number, at least 1")
+                limits[name] = int(text)
+        return cls(mode, proxy, names or REGISTRIES, **limits)
 
 
 @dataclass
@@ -87,20 +98,19 @@ def isolated(api: docker.APIClient, policy: BuildPolicy, session: str, package: 
         return
     limits = {"memory": policy.memory_mb * 2**20, "memswap": policy.memory_mb * 2**20,
               "cpusetcpus": f"0-{max(0, policy.cpus - 1)}"}
-    if policy.mode == "none":
-        with _watchdog(api, policy, "none") as isolation:
-            isolation.container_limits = limits
-            yield isolation
-        return
+    # A network of the build's own, even with no way out at all (`none`): the watchdog finds the build's RUN
+    # containers by it, and never touches anyone else's.
     name = f"arena-build-{uuid.uuid4().hex[:12]}"
     _create_network(api, name, session, package)
     proxy = None
     try:
-        proxy = _start_proxy(api, policy, name, session, package)
+        proxy = _start_proxy(api, policy, name, session, package) if policy.mode == "registries" else None
         with _watchdog(api, policy, name, exclude=proxy) as isolation:
             isolation.container_limits = limits
-            address = f"http://{PROXY_ALIAS}:{PROXY_PORT}"
-            isolation.buildargs = {key: address for key in ("http_proxy", "https_proxy", "HTTP_PROXY", "HTTPS_PROXY")}
+            if proxy is not None:
+                address = f"http://{PROXY_ALIAS}:{PROXY_PORT}"
+                isolation.buildargs = {key: address for key in ("http_proxy", "https_proxy", "HTTP_PROXY",
+                                                                "HTTPS_PROXY")}
             yield isolation
     finally:
         if proxy is not None:
@@ -154,13 +164,12 @@ def _watchdog(api: docker.APIClient, policy: BuildPolicy, network: str, exclude:
             tick += 1
             sizes = tick % SIZE_EVERY == 0  # the engine computes sizes slowly: not every tick
             try:
-                running = api.containers(filters={"network": network} if network != "none" else {"status": "running"},
-                                         size=sizes)
+                running = api.containers(filters={"network": network}, size=sizes)
             except DockerException:
                 continue
             for container in running:
                 cid = container["Id"]
-                if cid == exclude or (network == "none" and not _is_build_step(container)):
+                if cid == exclude:
                     continue
                 if cid not in capped:
                     _cap_processes(api, cid, policy.pids)
@@ -177,12 +186,6 @@ def _watchdog(api: docker.APIClient, policy: BuildPolicy, network: str, exclude:
     finally:
         done.set()
         worker.join(5)
-
-
-def _is_build_step(container: dict) -> bool:
-    """A classic builder's RUN container with no network (it carries no labels of ours)."""
-    return container.get("HostConfig", {}).get("NetworkMode") == "none" and str(
-        container.get("Command", "")).startswith("/bin/sh -c")
 
 
 def _cap_processes(api: docker.APIClient, container: str, pids: int) -> None:

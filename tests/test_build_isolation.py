@@ -70,7 +70,7 @@ def test_a_hostile_build_reaches_the_registries_and_nothing_else(engine: object,
     assert names == [] and not engine.containers.list(all=True, filters={"label": "posttrain-arena.kind=build-proxy"})
 
 
-def test_with_no_network_a_build_gets_nothing_and_its_limits_hold(engine: object, tmp_path: Path,
+def test_with_no_network_a_build_gets_nothing_and_its_memory_is_capped(engine: object, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     package = package_with(tmp_path, "FROM debian:bookworm-slim\n"
                                      f"RUN echo {uuid.uuid4().hex} && ls /sys/class/net && "
@@ -82,3 +82,21 @@ def test_with_no_network_a_build_gets_nothing_and_its_limits_hold(engine: object
         ensure_image(engine, package, "isolation-test")
     assert "environment/Dockerfile:3" in str(failed.value)  # not even a registry is reached
     assert "lo" in failed.value.log and str(4096 * 2**20) in failed.value.log  # loopback only; the memory cap
+
+
+@pytest.mark.parametrize(("limit", "run", "reason"), [
+    ("ARENA_BUILD_PIDS", "sleep 2; for i in $(seq 1 200); do sleep 30 & done; wait", "Dockerfile:2"),
+    ("ARENA_BUILD_STORAGE_MB", "sleep 2; dd if=/dev/zero of=/fill bs=1M count=400; sleep 5",
+     "a RUN step wrote more than 64 MB"),
+])
+def test_a_build_step_is_held_to_its_process_and_storage_limits(engine: object, tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch, limit: str, run: str,
+                                                              reason: str) -> None:
+    package = package_with(tmp_path, f"FROM debian:bookworm-slim\nRUN echo {uuid.uuid4().hex}; {run}\n")
+    monkeypatch.setenv("ARENA_BUILD_ISOLATION", "none")
+    monkeypatch.setenv(limit, "64")
+    with pytest.raises(BuildFailed) as failed:
+        ensure_image(engine, package, "isolation-test")
+    assert reason in str(failed.value), (str(failed.value), failed.value.log)
+    if limit == "ARENA_BUILD_PIDS":
+        assert "fork" in failed.value.log.lower(), failed.value.log  # the 64th process could not start
