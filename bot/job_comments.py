@@ -80,6 +80,9 @@ def ended_body(record: JobRecord) -> str:
               f"`arena jobs logs {inline(record.name, 63)} --phase train` (or `gate`, `score`)."]
     again = ("comment `/arena train` to start it again" if record.state == "cancelled" else
              "push the fix, wait for the verdict on the new head, then comment `/arena train`")
+    if (record.reason or "").startswith("stopped at its ceiling"):
+        again = ("make the package cheaper to train (its limits, its verifier's time) and push, or ask a maintainer "
+                 "to raise the ceiling; then comment `/arena train`")
     lines += ["", f"To try again, {again}."]
     return "\n".join(lines) + "\n"
 

@@ -318,3 +318,17 @@ def test_records_on_the_state_branch_are_read_as_untrusted(world: World, passing
     _, gh, _ = launched(world, passing)
     world.hub.repos[REPO].branches["arena-state"].files["jobs/evil/" + "e" * 40 + ".json"] = b'{"job_version": 1}'
     assert [s.record.environment for s in BranchStore(gh).all()] == ["sample-task"]
+
+
+def test_a_job_past_its_ceiling_is_cancelled_and_the_pr_told_why(world: World, passing: int) -> None:
+    backend, gh = Backend(), client(world)
+    jobs.launch(gh, accepted(world, passing), backend, BranchStore(gh), Budget(),
+                {**ENV, "ARENA_JOB_MAX_GPU_HOURS": "10"}, print)
+    name = backend.launched[0]
+    backend.jobs[name] = replace(backend.jobs[name], state="running", hours=9.0, gpu_hours=10.5, recoveries=1)
+    jobs.poll(gh, config(world), backend, BranchStore(gh), print)
+    (job,) = job_files(world).values()
+    assert job["state"] == "cancelled" and job["gpu_hours"] == 10.5 and backend.cancelled == [backend.jobs[name].id]
+    (body,) = [c["body"] for c in world.hub.comments(REPO, passing) if "posttrain-arena:ended" in c["body"]]
+    assert "was cancelled" in body and "used 10.50 GPU-hours over all its segments" in body
+    assert "ARENA\\_JOB\\_MAX\\_GPU\\_HOURS" in body and "ask a maintainer to raise the ceiling" in body
