@@ -1,4 +1,4 @@
-"""`arena suite add|check` (build and check a held-out suite) and `arena score` (for now: --contamination-only).
+"""`arena suite add|check|digest` (build, check and identify a held-out suite) and `arena score`.
 
 Wiring only: the suite, its checks and the contamination gate live in scoring; the episodes they need come from the
 sandbox and the validators' scripted agents, which scoring does not import.
@@ -31,6 +31,7 @@ from scoring.suite import (
     SuiteItem,
     balance_problems,
     load_suite,
+    suite_digest,
     suite_location,
 )
 from scoring.suite_build import add_package
@@ -171,6 +172,14 @@ def suite_check(suite_path: str | None, static_only: bool, workers: int) -> None
     sys.exit(ExitCode.CHECK_FAILED if findings else ExitCode.OK)
 
 
+@suite_group.command(name="digest", epilog=EPILOG)
+@SUITE_OPTION
+def suite_digest_command(suite_path: str | None) -> None:
+    """Print the suite's content digest (sha256 over its items, instances and packages), as results records carry it
+    in suite.digest: runs are compared only on the same digest."""
+    click.echo(suite_digest(_suite(suite_path, check_balance=False)))
+
+
 def _oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
     """One item's two trials: the oracle's episode, then its instance (committed before the oracle acted) scored
     untouched, as the do-nothing agent would leave it."""
@@ -214,6 +223,14 @@ def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
     interval = record.macro_interval or (0.0, 0.0)
     click.echo(f"{record.environment}: macro delta {record.macro_delta * 100:+.1f} points "
                f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}], verdict {record.verdict}")
+    errors = record.raw["evaluation"]["errors"]
+    if not record.complete:
+        excluded = sum(d.get("excluded", 0) for d in record.raw["domains"].values())
+        click.echo(f"incomplete: {excluded} item(s) excluded because the base model's verifier still erred after "
+                   f"{record.raw['evaluation']['retries']} retries; this run is never ranked", err=True)
+    if errors["trained"]["unresolved"]:
+        click.echo(f"note: {errors['trained']['unresolved']} trained-arm episode(s) still erred after every retry "
+                   "and scored 0", err=True)
     click.echo(str(options.out / "results" / record.environment / f"{record.run_id}.json"))
 
 
