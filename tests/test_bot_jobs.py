@@ -226,7 +226,7 @@ def test_a_failed_job_is_told_its_reason_never_its_log(world: World, passing: in
 @pytest.mark.parametrize(("change", "env", "reason"), [
     ({}, {"ARENA_SUITE_NAME": "private-v2"}, "not the job's 'private-v2'"),
     ({}, {"ARENA_SUITE_VERSION": "9.9.9"}, "scored on suite version"),
-    ({}, {"ARENA_SUITE_DIGEST": "sha256:" + "1" * 64}, "scored on suite digest 'None'"),
+    ({}, {"ARENA_SUITE_DIGEST": "sha256:" + "1" * 64}, "scored on suite digest 'sha256:"),
     ({"contributor": "maintainer"}, {}, "credits 'maintainer', not the pull request's author 'attacker'"),
 ])
 def test_a_result_on_another_suite_or_crediting_someone_else_is_refused(world: World, passing: int, change: dict,

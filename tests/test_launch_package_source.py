@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -91,3 +92,19 @@ def test_git_attributes_on_a_package_are_an_error(repo: Path) -> None:
     found = [d for d in check_files(walk(package)) if d.check_id == "ARENA009"]
     assert found and all(d.file.endswith(".py") for d in found)
     assert "gets the git attribute" in found[0].message and "text: set" in found[0].message
+
+
+def test_the_job_refuses_a_suite_that_is_not_the_one_it_was_given(tmp_path: Path) -> None:
+    suite = ROOT / "suites" / "sample"
+    digest = subprocess.run([sys.executable, "-m", "arena", "suite", "digest", "--suite", str(suite)],
+                            capture_output=True, text=True, check=True).stdout.strip()
+    spec = JobSpec("echo-word", "0123456789abcdef0123456789abcdef01234567", "cpu-small",
+                   suite_digest="sha256:" + "0" * 64)
+    said: list[str] = []
+    assert JobRun(spec, JobPaths(ECHO_WORD, tmp_path / "out", str(suite)), said.append, env={}).run() == 2
+    assert any(f"its digest is {digest}" in line for line in said) and not any("started" in line for line in said)
+    said.clear()
+    right = replace(spec, suite_digest=digest)
+    run = JobRun(right, JobPaths(ECHO_WORD, tmp_path / "out-2", str(suite / "missing")), said.append, env={})
+    assert run.run() in (2, 3)  # a suite that is not there cannot be checked: nothing starts either
+    assert not any("started" in line for line in said)
