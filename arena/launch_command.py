@@ -18,14 +18,13 @@ from launch.backends import Backend, BackendError
 from launch.backends.local import LocalBackend, default_root
 from launch.budget import Budget, BudgetConfigError
 from launch.ceiling import Ceiling, CeilingConfigError
-from launch.job_checks import package_digest
 from launch.job_run import PHASES, run_from_env
 from launch.package_source import ExtractError, extract
 from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml
 from launch.spec import PROFILES, JobSpec, SpecError
 from launch.state import FolderStore, JobRecord
 from scoring.results import ResultsError, accept_job_result, write_record
-from taskpkg.digest import git_commit
+from taskpkg.digest import git_commit, package_digest
 from taskpkg.loader import load_package
 
 ROOT = Path(__file__).resolve().parent.parent

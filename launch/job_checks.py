@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from launch.spec import JobSpec
-from taskpkg.digest import tree_digest
+from taskpkg.digest import package_digest
 
 
 class CheckFailed(Exception):
@@ -17,11 +17,6 @@ class CheckFailed(Exception):
     def __init__(self, reason: str, exit_code: int) -> None:
         super().__init__(reason)
         self.reason, self.exit_code = reason, exit_code
-
-
-def package_digest(folder: Path) -> str:
-    """The package's content digest as verdicts record it."""
-    return "sha256:" + tree_digest(folder)
 
 
 def check_package(spec: JobSpec, environment: Path) -> None:

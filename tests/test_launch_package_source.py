@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from launch.job_checks import package_digest
 from launch.job_run import JobPaths, JobRun
 from launch.package_source import ExtractError, extract
 from launch.spec import JobSpec
+from taskpkg.digest import package_digest
 from validators.static.files import check_files, walk
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -8,7 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from taskpkg.digest import tree_digest
+from taskpkg.digest import package_digest
 from taskpkg.loader import load_package
 from taskpkg.rules import Category, ids
 from validators.report import PackageReport
@@ -38,7 +38,7 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
     if root.is_dir():
         tree = walk(root)
         # What a verdict is about; a package with special files (ARENA007) fails anyway and is never read whole.
-        digest = None if any(d.check_id == "ARENA007" for d in tree.diagnostics) else "sha256:" + tree_digest(root)
+        digest = None if any(d.check_id == "ARENA007" for d in tree.diagnostics) else package_digest(root)
         diagnostics += tree.diagnostics
         diagnostics += check_files(tree)
         diagnostics += check_dockerfile(tree, loaded.package)

@@ -12,6 +12,7 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from taskpkg.diagnostics import Diagnostic
+from taskpkg.digest import CACHE_DIRS
 from taskpkg.rules.package_files import ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007, ARENA009
 from taskpkg.rules.prompt import ARENA202
 from taskpkg.task_file import TASK_FILE
@@ -21,7 +22,7 @@ MAX_FILES = 500
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
 REQUIRED = (("environment/Dockerfile", "file"), ("verifier.py", "file"), ("oracle", "folder"))
-IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+IGNORED_DIRS = CACHE_DIRS  # tools' caches: neither checked nor part of the digest
 PLACEHOLDER = re.compile(r"TODO\(arena(?P<imported> import)?\)")
 SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     # (what it is, literals one of which it must contain, the pattern): the literals make the scan cheap.
