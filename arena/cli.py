@@ -173,7 +173,7 @@ def fix(paths: tuple[Path, ...]) -> None:
 
     PATHS are package folders or folders of packages (default: environments/). Every Python file outside
     environment/ gets ruff's safe fixes, then its formatter; what is left is listed with its line: errors
-    (ARENA008) to fix by hand, style (ARENA009) to judge.
+    (ARENA008) to fix by hand, style (ARENA010) to judge.
     """
     packages = [p for p in find_packages(list(paths)) if p.is_dir()]
     if not packages:

@@ -1,6 +1,6 @@
 """The repository's lint on a package's Python: the pinned ruff with pyproject.toml's `[tool.ruff]` settings.
 
-One runner for everyone who lints or fixes a package: `arena check` (ARENA008 for the correctness rules, ARENA009 for
+One runner for everyone who lints or fixes a package: `arena check` (ARENA008 for the correctness rules, ARENA010 for
 house style), `arena fix` and `arena import` (ruff's safe fixes, then its formatter). RUFF_SETTINGS are the
 repository's settings (a test keeps them equal), given with `--isolated`, so the result depends neither on where the
 package lies nor on any config near it. One ruff process handles any number of files (it spreads them over the cores).

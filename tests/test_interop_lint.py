@@ -1,6 +1,6 @@
 """The import writes lint-clean packages: what `arena import` copies or writes goes through ruff's safe fixes and
 formatter with the repository's settings; what no fix removes is a to-do at its line, shown once by `arena import`
-(the check reports the same place: ARENA009 a warning, ARENA008 an error)."""
+(the check reports the same place: ARENA010 a warning, ARENA008 an error)."""
 
 from __future__ import annotations
 
@@ -35,11 +35,11 @@ def test_copied_tests_get_the_fixes_and_formatter_and_the_rest_is_a_todo_at_its_
     text = tests.read_text()
     assert text.startswith("import csv\nimport json\nimport os\nfrom pathlib import Path\n\nANSWER = Path(")
     assert 'assert ANSWER.is_file(), "the agent wrote no drift.json"' in text, "the f-string without fields is fixed"
-    left = [(d.line, d.message) for d in run_static_checks(result.package_path).diagnostics if d.check_id == "ARENA009"]
+    left = [(d.line, d.message) for d in run_static_checks(result.package_path).diagnostics if d.check_id == "ARENA010"]
     assert {message.split(":")[0] for _, message in left} == {"ruff RUF012", "ruff SIM115", "ruff E711", "ruff UP031"}
     todo = {entry.split(": ", 1)[0]: entry for entry in result.report.todo if entry.startswith("verifier_data/test_o")}
     assert set(todo) == {f"verifier_data/test_outputs.py:{line}" for line, _ in left}
-    assert all("house style, a warning (ARENA009) that no automatic fix removes" in e for e in todo.values())
+    assert all("house style, a warning (ARENA010) that no automatic fix removes" in e for e in todo.values())
     assert "verifier_data/test_outputs.py: ruff's safe fixes and formatter applied with the repository's settings " \
            "(what `arena fix` does)" in result.report.mapped, "only the copied file: what the import writes is clean"
 
@@ -72,5 +72,5 @@ def test_arena_import_shows_each_leftover_once(tmp_path: Path) -> None:
                                                "--github", "fixture-author", "--license", "MIT"],
                               env={"COLUMNS": "200"})
     places = [d.location().rsplit(":", 1)[0] for d in run_static_checks(tmp_path / "meter-drift").diagnostics
-              if d.check_id == "ARENA009"]
+              if d.check_id == "ARENA010"]
     assert places and all(done.output.count(place) == 1 for place in places), done.output

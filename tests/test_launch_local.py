@@ -43,11 +43,13 @@ def test_a_job_that_fails_says_which_phase_and_why(tmp_path: Path) -> None:
     name = backend.launch(spec(), ECHO_WORD)
     assert backend.launch(spec(), ECHO_WORD) == name  # already running: the same job
     job = wait_until_finished(backend, name)
-    assert job.state == "failed" and job.detail.startswith("gate failed (exit 1): error: "), job
-    assert "no-such-suite" in job.detail
+    assert job.state == "failed" and job.detail.startswith("gate failed (exit 1); its output is in logs/gate.log")
+    assert f"arena jobs logs {name} --phase gate" in job.detail
     status = json.loads((backend.artifacts(spec()) / "job.json").read_text())
     assert status["phases"]["gate"]["status"] == "failed" and "train" not in status["phases"]
-    assert "arena-job: gate: started" in backend.logs(name)
+    log = backend.logs(name)
+    assert "arena-job: gate: started" in log and "no-such-suite" not in log  # the phase's output stays out
+    assert "no-such-suite" in backend.phase_log(spec(), "gate")
 
 
 def test_a_cancelled_job_stops_with_its_process_group(engine: object, tmp_path: Path) -> None:
@@ -88,9 +90,12 @@ def test_render_prints_the_skypilot_task_with_secrets_by_name_only(tmp_path: Pat
     done = run_arena("launch", str(ECHO_WORD), "--commit", SHA, "--backend", "skypilot", "--render",
                      ARENA_SKYPILOT_ENDPOINT="https://sky.example.org", ARENA_ARTIFACT_BUCKET="s3://artifacts",
                      ARENA_SUITE_SOURCE="s3://suite/v1", HF_TOKEN="hf_never_printed", ARENA_PR="3",
-                     ARENA_REPOSITORY="arena-org/arena", ARENA_COMMIT="9" * 40)
+                     ARENA_REPOSITORY="arena-org/arena", ARENA_COMMIT="9" * 40,
+                     ARENA_JOB_IMAGE="ghcr.io/arena-org/arena-job@sha256:" + "e" * 64)
     assert done.returncode == 0, done.stderr
     assert "name: arena-echo-word-0123456789ab" in done.stdout and "HF_TOKEN: null" in done.stdout
+    assert "ordered:" in done.stdout and "image_id: docker:ghcr.io/arena-org/arena-job@sha256:" in done.stdout
+    assert "mode: MOUNT_CACHED" in done.stdout and '"package_digest":"sha256:' in done.stdout
     assert "hf_never_printed" not in done.stdout + done.stderr
 
 

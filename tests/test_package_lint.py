@@ -1,4 +1,4 @@
-"""ARENA008 and ARENA009: `arena check` runs the repository's own lint (ruff, pyproject.toml's settings) on a package's
+"""ARENA008 and ARENA010: `arena check` runs the repository's own lint (ruff, pyproject.toml's settings) on a package's
 Python. Correctness is an error, house style a warning that `arena fix` fixes; the repository's `ruff check .` agrees
 on packages under environments/."""
 
@@ -58,7 +58,7 @@ def test_correctness_is_an_error_at_its_line(package: Path) -> None:
 def test_house_style_is_a_warning_with_arena_fix_as_the_fix(package: Path) -> None:
     (package / "instance" / "helpers.py").write_text(STYLISH)
     report = run_static_checks(package, "environments/sample-task")
-    found = [(d.line, d.severity.value, d.message, d.fix) for d in report.diagnostics if d.check_id == "ARENA009"]
+    found = [(d.line, d.severity.value, d.message, d.fix) for d in report.diagnostics if d.check_id == "ARENA010"]
     assert [(line, severity, message) for line, severity, message, _ in found] == [
         (1, "warning", "ruff F401: `os` imported but unused"), (2, "warning", "ruff F401: `sys` imported but unused"),
         (6, "warning", "ruff E711: Comparison to `None` should be `cond is None`")]
@@ -77,7 +77,7 @@ def test_a_broken_generator_is_one_syntax_finding_and_the_verifier_is_arena501s(
 
 def test_the_images_own_files_are_not_linted(package: Path) -> None:
     (package / "environment" / "tool.py").write_text("import os\nprint(missing)\n")
-    assert lint_findings(package) == lint_findings(package, "ARENA009") == []
+    assert lint_findings(package) == lint_findings(package, "ARENA010") == []
 
 
 def test_many_packages_are_linted_in_one_run_each_finding_in_its_own(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_many_packages_are_linted_in_one_run_each_finding_in_its_own(tmp_path: P
     (packages[2] / "oracle" / "solve.py").write_text((packages[2] / "oracle" / "solve.py").read_text() + "import re\n")
     reports = run_static_checks_many(packages)
     assert [[(d.check_id, d.file) for d in r.diagnostics if d.check_id.startswith("ARENA00")] for r in reports] == [
-        [], [("ARENA008", "oracle/solve.py")], [("ARENA009", "oracle/solve.py"), ("ARENA009", "oracle/solve.py")]]
+        [], [("ARENA008", "oracle/solve.py")], [("ARENA010", "oracle/solve.py"), ("ARENA010", "oracle/solve.py")]]
     assert [r.passed for r in reports] == [True, False, True]
 
 
@@ -96,7 +96,7 @@ def test_a_package_outside_the_repository_is_judged_the_same(package: Path, tmp_
     elsewhere = tmp_path / "far" / "away"
     shutil.copytree(package, elsewhere / package.name)
     (elsewhere / "ruff.toml").write_text("line-length = 200\n")  # a config near a package changes nothing
-    assert lint_findings(package, "ARENA009") == lint_findings(elsewhere / package.name, "ARENA009") != []
+    assert lint_findings(package, "ARENA010") == lint_findings(elsewhere / package.name, "ARENA010") != []
 
 
 def _repository_ruff(repo: Path) -> subprocess.CompletedProcess[str]:
@@ -128,7 +128,7 @@ def test_arena_fix_applies_the_safe_fixes_and_formatter_and_reports_what_is_left
     assert helper.read_text() == ("class Table:\n    rows = []\n\n    def size(self):\n"
                                   "        return len(self.rows)\n")
     assert [(d.check_id, d.file, d.line, d.message) for d in outcome.left] == [
-        ("ARENA009", "instance/helpers.py", 2, "ruff RUF012: Mutable default value for class attribute")]
+        ("ARENA010", "instance/helpers.py", 2, "ruff RUF012: Mutable default value for class attribute")]
     assert (package / "verifier.py").read_bytes() == untouched
     assert fix_package(package).changed == []  # a second run changes nothing
 
@@ -139,7 +139,7 @@ def test_arena_fix_command_exit_codes(package: Path) -> None:
     fixed = runner.invoke(cli, ["fix", str(package)])
     assert fixed.exit_code == 0, fixed.output
     assert "instance/helpers.py" in fixed.output and "1 finding(s) left" in fixed.output
-    assert "warning ARENA009  instance/helpers.py:2:13  ruff E711" in fixed.output  # an unsafe fix: not applied
+    assert "warning ARENA010  instance/helpers.py:2:13  ruff E711" in fixed.output  # an unsafe fix: not applied
     (package / "instance" / "helpers.py").write_text(WRONG)
     broken = runner.invoke(cli, ["fix", str(package)])
     assert broken.exit_code == 1

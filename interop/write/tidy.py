@@ -1,6 +1,6 @@
 """The import's Python through the repository's lint fixes: what `arena import` copies or writes gets ruff's safe
 fixes and formatter with the repository's settings (as `arena fix` gives them); what is left becomes a to-do at its
-line, which the static check reports at the same place (ARENA008 an error, ARENA009 a warning)."""
+line, which the static check reports at the same place (ARENA008 an error, ARENA010 a warning)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,6 @@ def tidy_python(source: SourceTask, folder: Path) -> None:
         if relative is None:
             continue
         kind = ("not valid Python" if item.syntax else "an error (ARENA008)" if item.correctness else
-                "house style, a warning (ARENA009)")
+                "house style, a warning (ARENA010)")
         source.todo(f"{relative}:{item.line}", f"ruff {item.code or 'syntax'}: {item.message}: {kind} that no "
                     "automatic fix removes; change it by hand" + ("" if item.correctness else " if you agree"))

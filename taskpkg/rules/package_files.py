@@ -109,7 +109,26 @@ ARENA008 = Rule(
 )
 
 ARENA009 = Rule(
-    "ARENA009", STATIC, W, "Python the repository's house style would change",
+    "ARENA009", STATIC, E, "git attributes apply to the package",
+    doc="What is trained must be byte for byte what was checked. Git attributes change files on their way out of "
+        "git: `export-subst` writes commit data into a file and `export-ignore` drops it from an archive, `eol` and "
+        "`filter` rewrite it on checkout. A package with a `.gitattributes`, or one the repository's own attributes "
+        "apply to, could be one thing in the checked checkout and another on the GPU machine.",
+    advice="Delete the package's `.gitattributes`; a package needs no git attributes.",
+    messages={
+        "file": Message("{path}: a package may not carry git attributes",
+                        "Delete it: attributes (export-subst, export-ignore, eol, filter) change the package's "
+                        "files between the checks and training."),
+        "repository": Message("{path} gets the git attribute {attribute}: {value} from the repository",
+                              "Remove that attribute from the repository's .gitattributes (or .git/info/"
+                              "attributes) for environments/: packages are taken out of git byte for byte."),
+    },
+    failing=example(Write(".gitattributes", "verifier.py export-subst\n")),
+    passing=example(Write("environment/notes.txt", "verifier.py export-subst\n")),
+)
+
+ARENA010 = Rule(
+    "ARENA010", STATIC, W, "Python the repository's house style would change",
     doc="House style (import order, pyupgrade, simplifications, line length, mutable class defaults, unused "
         "imports: every other rule of pyproject.toml's `[tool.ruff]`) is a warning on a package, never a reason to "
         "reject it: contributed and imported code keeps its authors' style. `arena fix` applies ruff's safe fixes "

@@ -28,7 +28,7 @@ REASONS = {
     "ARENA403": ("a Python package no registry could pin", "pin it (NAME==VERSION)"),
     "ARENA008": ("Python that is wrong (a syntax error or a bug)", "fix the code at the line shown"),
 }
-STYLE_RULES = frozenset({"ARENA009"})
+STYLE_RULES = frozenset({"ARENA010"})
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The repository's lint on a package's Python: ARENA008 (correctness, an error) and ARENA009 (house style, a warning),
+"""The repository's lint on a package's Python: ARENA008 (correctness, an error) and ARENA010 (house style, a warning),
 from one ruff run over any number of packages; and `arena fix`, which applies ruff's safe fixes and formatter.
 
 The settings, the runner and the policy that splits correctness from style are taskpkg.python_lint's (the import uses
@@ -13,18 +13,18 @@ from pathlib import Path
 
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.python_lint import NOT_LINTED, LintFinding, LintUnavailable, fix, is_linted, lint
-from taskpkg.rules.package_files import ARENA008, ARENA009
+from taskpkg.rules.package_files import ARENA008, ARENA010
 from validators.static.files import PackageTree, walk
 from validators.static.verifier_source import VERIFIER, syntax_error
 
-RULES = (ARENA008, ARENA009)
+RULES = (ARENA008, ARENA010)
 
 __all__ = ["NOT_LINTED", "RULES", "FixOutcome", "LintUnavailable", "fix_package", "lint_packages", "linted_files"]
 
 
 @dataclass
 class FixOutcome:
-    """What `arena fix` did to one package: the files it changed and the findings left (ARENA008 and ARENA009)."""
+    """What `arena fix` did to one package: the files it changed and the findings left (ARENA008 and ARENA010)."""
 
     root: Path
     changed: list[str] = field(default_factory=list)
@@ -37,7 +37,7 @@ def linted_files(tree: PackageTree) -> list[str]:
 
 
 def lint_packages(trees: list[PackageTree], display_paths: list[str] | None = None) -> list[list[Diagnostic]]:
-    """ARENA008 and ARENA009 findings for each package, from one ruff run over all of them. display_paths name the
+    """ARENA008 and ARENA010 findings for each package, from one ruff run over all of them. display_paths name the
     packages in the fix `arena fix` offers (default: their roots)."""
     paths, places = _linted_paths(trees)
     return _diagnostics(lint(paths), places, display_paths or [str(tree.root) for tree in trees])
@@ -84,7 +84,7 @@ def _diagnostics(items: list[LintFinding], places: dict[str, tuple[int, str]],
 
 
 def finding(item: LintFinding, relative: str, package: str) -> Diagnostic:
-    """The diagnostic for one ruff finding in a package's file: ARENA008 for correctness, ARENA009 for style."""
+    """The diagnostic for one ruff finding in a package's file: ARENA008 for correctness, ARENA010 for style."""
     where = (relative, item.line, item.column)
     if item.syntax and relative == VERIFIER:
         return syntax_error(item.line, item.column, item.message)
@@ -93,5 +93,5 @@ def finding(item: LintFinding, relative: str, package: str) -> Diagnostic:
     if item.correctness:
         return ARENA008.found(*where, code=item.code, problem=item.message)
     if item.fixable:
-        return ARENA009.found(*where, case="fixable", code=item.code, problem=item.message, package=package)
-    return ARENA009.found(*where, code=item.code, problem=item.message)
+        return ARENA010.found(*where, case="fixable", code=item.code, problem=item.message, package=package)
+    return ARENA010.found(*where, code=item.code, problem=item.message)
