@@ -6,22 +6,27 @@ from __future__ import annotations
 import hashlib
 import os
 import subprocess
+from collections.abc import Mapping
 from pathlib import Path
 
 
-def tree_digest(folder: Path, skip_dirs: frozenset[str] = frozenset()) -> str:
-    """SHA-256 over every file's relative path, executable bit and bytes (a link by its target), in sorted order."""
+def tree_digest(folder: Path, skip_dirs: frozenset[str] = frozenset(), known: Mapping[str, bytes] | None = None) -> str:
+    """SHA-256 over every file's relative path, executable bit and bytes (a link by its target), in sorted order.
+    known: the bytes of files the caller has read already, by relative path (they are not read again)."""
+    known = known or {}
     digest = hashlib.sha256()
     for current, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
         for name in sorted(filenames):
             path = Path(current, name)
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0")
+            relative = path.relative_to(folder).as_posix()
+            digest.update(relative.encode() + b"\0")
             if path.is_symlink():
                 digest.update(b"link:" + os.readlink(path).encode())
             else:
                 digest.update(b"x" if os.access(path, os.X_OK) else b"-")
-                digest.update(path.read_bytes())
+                data = known.get(relative)
+                digest.update(data if data is not None else path.read_bytes())
             digest.update(b"\0")
     return digest.hexdigest()
 
@@ -29,10 +34,11 @@ def tree_digest(folder: Path, skip_dirs: frozenset[str] = frozenset()) -> str:
 CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})  # tools' caches, not content
 
 
-def package_digest(folder: Path) -> str:
+def package_digest(folder: Path, known: Mapping[str, bytes] | None = None) -> str:
     """What a verdict is about and what training must match: "sha256:" + the tree digest of the package's files,
-    tools' cache folders left out (running the package's Python may add them; the checks ignore them too)."""
-    return "sha256:" + tree_digest(folder, CACHE_DIRS)
+    tools' cache folders left out (running the package's Python may add them; the checks ignore them too). known:
+    files' bytes the caller has read already, by package-relative path."""
+    return "sha256:" + tree_digest(folder, CACHE_DIRS, known)
 
 
 def git_commit(folder: Path) -> str | None:

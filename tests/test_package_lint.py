@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from arena.cli import cli
+from taskpkg.digest import package_digest
 from taskpkg.python_lint import PACKAGES_GLOB, RUFF_SETTINGS, STYLE_RULES, ruff_binary
 from taskpkg.rules import RULES, Category, Rule
 from tests.support.packages import make_valid_package
@@ -182,3 +183,41 @@ def test_a_large_batch_spread_over_processes_is_reported_as_a_small_one(tmp_path
     assert untimed[0] == untimed[1]
     assert [r.passed for r in spread] == [True, False, True, False]
     assert [d.check_id for d in spread[3].diagnostics if d.severity.value == "error"] == ["ARENA501", "ARENA505"]
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.org",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"})
+
+
+def test_git_is_asked_once_for_a_batch_and_says_what_it_says_for_each(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    repo = tmp_path / "repo"
+    packages = [make_valid_package(repo / "environments", f"task-{n}") for n in range(3)]
+    (repo / ".gitattributes").write_text("environments/task-1/**/*.py text eol=crlf\n")
+    (packages[2] / ".gitattributes").write_text("*.md export-ignore\n")
+    _git(repo, "init", "-q")
+    one_by_one = [run_static_checks(package) for package in packages]
+    calls = []
+    real = subprocess.run
+    monkeypatch.setattr(subprocess, "run", lambda command, *a, **k: calls.append(command[:4]) or real(command, *a, **k))
+    batch = run_static_checks_many(packages, workers=1)
+    assert [c for c in calls if c[:1] == ["git"]] == [["git", "-C", str(repo / "environments"), "check-attr"]]
+    found = [[(d.check_id, d.file) for d in r.diagnostics if d.check_id == "ARENA009"] for r in batch]
+    assert found == [[(d.check_id, d.file) for d in r.diagnostics if d.check_id == "ARENA009"] for r in one_by_one]
+    assert found[0] == [] and found[2] == [("ARENA009", ".gitattributes")]
+    assert found[1] and all(file.endswith(".py") and not file.startswith("task-1") for _, file in found[1])
+
+
+def test_the_reports_digest_is_the_package_digest_without_reading_twice(package: Path) -> None:
+    (package / "instance" / "notes").mkdir()
+    (package / "instance" / "notes" / "a.txt").write_text("a\n")
+    (package / "instance" / "run.sh").write_text("#!/bin/sh\necho\n")
+    (package / "instance" / "run.sh").chmod(0o755)
+    (package / "instance" / "latest.txt").symlink_to("notes/a.txt")
+    (package / "instance" / "notes-link").symlink_to("notes")
+    (package / "instance" / "stale.pyc").write_bytes(b"\x00compiled")
+    (package / "instance" / "__pycache__").mkdir()
+    (package / "instance" / "__pycache__" / "x.pyc").write_bytes(b"cache")
+    assert run_static_checks(package).digest == package_digest(package)

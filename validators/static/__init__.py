@@ -9,13 +9,12 @@ from pathlib import Path
 
 from taskpkg.digest import package_digest
 from taskpkg.loader import load_package
-from taskpkg.python_lint import is_linted
 from taskpkg.rules import Category, ids
 from validators.report import PackageReport
 from validators.static import determinism, dockerfile, files, lint, oracle_source, verifier_source
 from validators.static.determinism import check_determinism
 from validators.static.dockerfile import check_dockerfile
-from validators.static.files import PackageFile, PackageTree, check_files, walk
+from validators.static.files import PackageFile, PackageTree, check_files, git_attributes_many, walk
 from validators.static.lint import lint_packages
 from validators.static.oracle_source import check_oracle
 from validators.static.verifier_source import check_verifier, check_verifier_scripts
@@ -29,9 +28,9 @@ _LOADER_IDS = frozenset(STATIC_IDS) - _TREE_IDS - _PACKAGE_IDS
 
 def run_static_checks(root: Path, display_path: str | None = None, with_lint: bool = True,
                       tree: PackageTree | None = None) -> PackageReport:
-    """Run every static check on the package at root and return its report (without the repository's lint when
-    with_lint is False: run_static_checks_many lints all packages in one ruff run). tree: the package's files when
-    the caller has walked them already."""
+    """Run every static check on the package at root and return its report (without the repository's lint and
+    git's attributes when with_lint is False: run_static_checks_many asks ruff and git once for all packages). tree:
+    the package's files when the caller has walked them already."""
     started = time.perf_counter()
     loaded = load_package(root)
     diagnostics = list(loaded.diagnostics)
@@ -39,10 +38,8 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
     digest = None
     if tree is not None or root.is_dir():
         tree = tree or walk(root)
-        # What a verdict is about; a package with special files (ARENA007) fails anyway and is never read whole.
-        digest = None if any(d.check_id == "ARENA007" for d in tree.diagnostics) else package_digest(root)
         diagnostics += tree.diagnostics
-        diagnostics += check_files(tree)
+        diagnostics += check_files(tree, with_git=with_lint)
         diagnostics += check_dockerfile(tree, loaded.package)
         diagnostics += check_verifier(tree)
         diagnostics = _with_lint(diagnostics, lint_packages([tree], [display_path or str(root)])[0]) if with_lint \
@@ -55,6 +52,10 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
         else:
             checks_run -= _NEEDS_PACKAGE
             checks_run |= {d.check_id for d in diagnostics}
+        # What a verdict is about (from the bytes the checks read); a package with special files (ARENA007) fails
+        # anyway and is never read whole.
+        special = any(d.check_id == "ARENA007" for d in tree.diagnostics)
+        digest = None if special else package_digest(root, tree.contents_read())
     package = loaded.package
     return PackageReport(
         path=display_path or str(root),
@@ -96,7 +97,7 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
     if workers <= 1 or len(roots) < PARALLEL_FROM:
         trees = [walk(root) if root.is_dir() else None for root in roots]
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-lint") as background:
-            linted = background.submit(_lint_all, [_listing(tree) for tree in trees], displays)
+            linted = background.submit(_batch_checks, [_listing(tree) for tree in trees], displays)
             reports = [run_static_checks(root, display, with_lint=False, tree=tree)
                        for root, display, tree in zip(roots, displays, trees, strict=True)]
             del trees
@@ -106,27 +107,29 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
             checked = list(pool.map(_check_for_batch, roots, displays,
                                     chunksize=max(1, len(roots) // (workers * 8))))
         reports = [report for report, _ in checked]
-        found = _lint_all([listing for _, listing in checked], displays)
+        found = _batch_checks([listing for _, listing in checked], displays)
     for report, linted_found in zip(reports, found, strict=True):
         report.diagnostics = _dedupe_sorted(_with_lint(report.diagnostics, linted_found))
     return reports
 
 
 def _check_for_batch(root: Path, display: str) -> tuple[PackageReport, PackageTree | None]:
-    """In a worker process: a package's checks (the lint apart), and its files for the lint."""
+    """In a worker process: a package's checks (the lint and git's attributes apart), and its list of files."""
     tree = walk(root) if root.is_dir() else None
     return run_static_checks(root, display, with_lint=False, tree=tree), _listing(tree)
 
 
 def _listing(tree: PackageTree | None) -> PackageTree | None:
-    """The files the lint covers, without what the checks read into them (the lint needs only their paths)."""
+    """A package's files without what the checks read into them (ruff and git need only their paths)."""
     if tree is None:
         return None
-    linted = [PackageFile(f.relative, f.path, f.size) for f in tree.files if is_linted(f.relative)]
-    return PackageTree(tree.root, linted)
+    return PackageTree(tree.root, [PackageFile(f.relative, f.path, f.size) for f in tree.files])
 
 
-def _lint_all(listings: list[PackageTree | None], displays: list[str]) -> list[list]:
-    folders = [(tree, display) for tree, display in zip(listings, displays, strict=True) if tree is not None]
-    linted = iter(lint_packages([tree for tree, _ in folders], [display for _, display in folders]))
-    return [next(linted) if tree is not None else [] for tree in listings]
+def _batch_checks(listings: list[PackageTree | None], displays: list[str]) -> list[list]:
+    """What ruff and git say about each package, each asked once for all of them."""
+    present = [(tree, display) for tree, display in zip(listings, displays, strict=True) if tree is not None]
+    trees = [tree for tree, _ in present]
+    linted = lint_packages(trees, [display for _, display in present])
+    found = iter(lint + attributes for lint, attributes in zip(linted, git_attributes_many(trees), strict=True))
+    return [next(found) if tree is not None else [] for tree in listings]

@@ -94,6 +94,10 @@ class PackageTree:
         """Files by package-relative path."""
         return {f.relative: f for f in self.files}
 
+    def contents_read(self) -> dict[str, bytes]:
+        """The whole contents of the files read so far, by relative path (for a digest that reads nothing twice)."""
+        return {f.relative: f.__dict__["data"] for f in self.files if "data" in f.__dict__ and f.size <= MAX_FILE_BYTES}
+
     def text_of(self, relative: str) -> str | None:
         """The text of a file of the package, or None when it is missing or binary."""
         file = self.by_path.get(relative)
@@ -125,8 +129,9 @@ def _walk_folder(tree: PackageTree, folder: Path, prefix: str, real_root: str) -
             tree.files.append(PackageFile(relative, Path(entry.path), entry.stat().st_size))
 
 
-def check_files(tree: PackageTree) -> list[Diagnostic]:
-    """Run every file-tree check over the walked files."""
+def check_files(tree: PackageTree, with_git: bool = True) -> list[Diagnostic]:
+    """Run every file-tree check over the walked files (without asking git for attributes when with_git is False:
+    git_attributes_many asks once for many packages)."""
     root, files = tree.root, tree.files
     found = [ARENA002.found(required, path=required, kind=kind) for required, kind in REQUIRED
              if not _present(root / required, kind)]
@@ -140,22 +145,45 @@ def check_files(tree: PackageTree) -> list[Diagnostic]:
                                         max_size=MAX_FILE_BYTES))
             continue
         found.extend(_scan(file))
-    found.extend(_git_attributes(root, files))
+    found.extend(git_attributes_many([tree])[0] if with_git else _own_git_attributes(files))
     return found
 
 
-def _git_attributes(root: Path, files: list[PackageFile]) -> list[Diagnostic]:
-    """ARENA009: a `.gitattributes` in the package, else any attribute git gives a package file (the repository's
-    `.gitattributes` files and `.git/info/attributes`; nothing outside a git work tree)."""
-    own = [f for f in files if PurePosixPath(f.relative).name == ".gitattributes"]
-    if own:
-        return [ARENA009.found(f.relative, case="file", path=f.relative) for f in own]
-    if not files:
-        return []
+def _own_git_attributes(files: list[PackageFile]) -> list[Diagnostic]:
+    """ARENA009 for each `.gitattributes` the package carries."""
+    return [ARENA009.found(f.relative, case="file", path=f.relative) for f in files
+            if PurePosixPath(f.relative).name == ".gitattributes"]
+
+
+def git_attributes_many(trees: list[PackageTree]) -> list[list[Diagnostic]]:
+    """ARENA009 for each package: a `.gitattributes` in it, else any attribute git gives one of its files (the
+    repository's `.gitattributes` files and `.git/info/attributes`; nothing outside a git work tree). Git is asked
+    once for all the packages of one folder (a package that is its own repository, once for itself)."""
+    found = [_own_git_attributes(tree.files) for tree in trees]
+    groups: dict[Path, list[int]] = {}
+    for index, tree in enumerate(trees):
+        if tree.files and not found[index]:
+            own_repository = (tree.root / ".git").exists()
+            groups.setdefault(tree.root if own_repository else tree.root.parent, []).append(index)
+    for folder, members in groups.items():
+        prefixes = {index: "" if trees[index].root == folder else trees[index].root.name + "/" for index in members}
+        paths = [prefixes[index] + f.relative for index in members for f in trees[index].files]
+        owner = {prefix: index for index, prefix in prefixes.items()}
+        for path, attribute, value in _git_check_attr(folder, paths):
+            prefix = path.split("/", 1)[0] + "/" if "" not in owner else ""
+            if prefix in owner:
+                relative = path[len(prefix):]
+                found[owner[prefix]].append(ARENA009.found(relative, case="repository", path=relative,
+                                                           attribute=attribute, value=value))
+    return found
+
+
+def _git_check_attr(folder: Path, paths: list[str]) -> list[tuple[str, str, str]]:
+    """(path, attribute, value) of the first attribute git gives each path that has any, asked from folder."""
     try:
-        done = subprocess.run(["git", "-C", str(root), "check-attr", "--all", "-z", "--stdin"],
-                              input="\0".join(f.relative for f in files) + "\0", capture_output=True, text=True,
-                              timeout=30, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
+        done = subprocess.run(["git", "-C", str(folder), "check-attr", "--all", "-z", "--stdin"],
+                              input="\0".join(paths) + "\0", capture_output=True, text=True, timeout=30,
+                              env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
     except (OSError, subprocess.SubprocessError):
         return []
     if done.returncode != 0:  # not a git work tree: nothing can apply
@@ -165,7 +193,7 @@ def _git_attributes(root: Path, files: list[PackageFile]) -> list[Diagnostic]:
     for path, attribute, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
         if path and path not in seen:
             seen.add(path)
-            found.append(ARENA009.found(path, case="repository", path=path, attribute=attribute, value=value))
+            found.append((path, attribute, value))
     return found
 
 
