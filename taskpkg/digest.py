@@ -15,18 +15,23 @@ def tree_digest(folder: Path, skip_dirs: frozenset[str] = frozenset(), known: Ma
     known: the bytes of files the caller has read already, by relative path (they are not read again)."""
     known = known or {}
     digest = hashlib.sha256()
-    for current, dirnames, filenames in os.walk(folder):
+    top = os.fspath(folder)
+    for current, dirnames, filenames in os.walk(top):
         dirnames[:] = sorted(d for d in dirnames if d not in skip_dirs)
+        inside = current[len(top):].lstrip(os.sep).replace(os.sep, "/")  # plain strings: no pathlib per file
         for name in sorted(filenames):
-            path = Path(current, name)
-            relative = path.relative_to(folder).as_posix()
+            path = os.path.join(current, name)
+            relative = f"{inside}/{name}" if inside else name
             digest.update(relative.encode() + b"\0")
-            if path.is_symlink():
+            if os.path.islink(path):
                 digest.update(b"link:" + os.readlink(path).encode())
             else:
                 digest.update(b"x" if os.access(path, os.X_OK) else b"-")
                 data = known.get(relative)
-                digest.update(data if data is not None else path.read_bytes())
+                if data is None:
+                    with open(path, "rb") as handle:
+                        data = handle.read()
+                digest.update(data)
             digest.update(b"\0")
     return digest.hexdigest()
 
