@@ -153,7 +153,14 @@ def may_be_nondeterministic(text: str) -> bool:
     names = _imported_names(text)
     if any(module == "secrets" for module, _ in names.values()):
         return True
+    # A call through a module needs the module's name, or a name of numpy's or datetime's, right before its dot.
+    owners = tuple({*names, "random", "datetime", "date"})
     for match in _CANDIDATE.finditer(text):  # `.name(`: then is what comes before it an imported module?
+        end = match.start()
+        while end and text[end - 1] in " \t":
+            end -= 1
+        if not text.endswith(owners, 0, end):
+            continue
         module = names.get(_head_before(text, match.start()) or "", (None, None))[0]
         name, unseeded = match.group(1), match.group(2) is not None
         if module and (name in CALLS_BY_MODULE[module] or (name in GENERATORS and unseeded)):
