@@ -208,6 +208,9 @@ def test_git_is_asked_once_for_a_batch_and_says_what_it_says_for_each(tmp_path: 
     assert found == [[(d.check_id, d.file) for d in r.diagnostics if d.check_id == "ARENA009"] for r in one_by_one]
     assert found[0] == [] and found[2] == [("ARENA009", ".gitattributes")]
     assert found[1] and all(file.endswith(".py") and not file.startswith("task-1") for _, file in found[1])
+    monkeypatch.setattr("validators.static.PARALLEL_FROM", 2)  # the same from a pool of processes
+    spread = run_static_checks_many(packages, workers=2)
+    assert [[(d.check_id, d.file) for d in r.diagnostics if d.check_id == "ARENA009"] for r in spread] == found
 
 
 def test_the_reports_digest_is_the_package_digest_without_reading_twice(package: Path) -> None:

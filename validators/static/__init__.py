@@ -107,16 +107,20 @@ def run_static_checks_many(roots: list[Path], display_paths: list[str] | None = 
             checked = list(pool.map(_check_for_batch, roots, displays,
                                     chunksize=max(1, len(roots) // (workers * 8))))
         reports = [report for report, _ in checked]
-        found = _batch_checks([listing for _, listing in checked], displays)
+        listings = [PackageTree(root, [PackageFile(relative, root / relative, 0) for relative in files])
+                    if files is not None else None for root, (_, files) in zip(roots, checked, strict=True)]
+        found = _batch_checks(listings, displays)
     for report, linted_found in zip(reports, found, strict=True):
         report.diagnostics = _dedupe_sorted(_with_lint(report.diagnostics, linted_found))
     return reports
 
 
-def _check_for_batch(root: Path, display: str) -> tuple[PackageReport, PackageTree | None]:
-    """In a worker process: a package's checks (the lint and git's attributes apart), and its list of files."""
+def _check_for_batch(root: Path, display: str) -> tuple[PackageReport, list[str] | None]:
+    """In a worker process: a package's checks (the lint and git's attributes apart), and its files' relative paths
+    (plain strings: cheap to send back)."""
     tree = walk(root) if root.is_dir() else None
-    return run_static_checks(root, display, with_lint=False, tree=tree), _listing(tree)
+    return run_static_checks(root, display, with_lint=False, tree=tree), [f.relative for f in tree.files] if tree \
+        else None
 
 
 def _listing(tree: PackageTree | None) -> PackageTree | None:
