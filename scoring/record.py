@@ -82,7 +82,7 @@ class RunInfo:
     samples_per_item: int
     harness_version: str
     training: TrainingSummary
-    contamination: dict  # the gate's public verdict: {"verdict": ..., "counts": {...}}
+    contamination: dict  # the gate's public verdict: {"verdict": "pass" or "flagged"}
     pr: int | None = None
     contributor: str | None = None
     evaluation_manifest_digest: str | None = None

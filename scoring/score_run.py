@@ -14,7 +14,6 @@ from pathlib import Path
 from agents.backends import BackendError, ChatBackend
 from agents.models import ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
-from scoring.contamination import SuiteIndex, submission_documents
 from scoring.evaluation import (
     CONCURRENCY,
     HARNESS_VERSION,
@@ -29,6 +28,7 @@ from scoring.evaluation import (
     score_cache,
     selected_items,
 )
+from scoring.gate_run import GateError, run_gate
 from scoring.record import RunInfo, SuiteInfo, TrainingSummary, write_run
 from scoring.results import ResultRecord
 from scoring.suite import Suite
@@ -104,13 +104,19 @@ def _backends(options: ScoreOptions, base_path: str) -> tuple[ChatBackend, ChatB
 
 
 def _contamination(options: ScoreOptions, suite: Suite, package: TaskPackage) -> dict:
+    """The gate's public verdict: the one `arena score --contamination-only --format json` printed, or a new run."""
     if options.gate is not None:
         try:
-            public = json.loads(options.gate.read_text())
-            return {"verdict": public["verdict"], "counts": public["counts"]}
+            verdict = json.loads(options.gate.read_text())["verdict"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ScoringError(f"{options.gate}: not the gate's JSON output ({exc})") from None
-    return SuiteIndex.of_suite(suite).scan(submission_documents(package.root, package)).public()
+        if verdict not in ("pass", "flagged"):
+            raise ScoringError(f"{options.gate}: not the gate's JSON output (verdict {verdict!r})")
+        return {"verdict": verdict}
+    try:
+        return run_gate(suite, package.root, package).public()
+    except GateError as exc:
+        raise ScoringError(f"contamination gate: {exc}") from None
 
 
 def score(package: TaskPackage, suite: Suite, options: ScoreOptions,

@@ -1,5 +1,6 @@
-"""Word hashes of texts, for the contamination gate: the normalised words of a text as one 64-bit hash each, and a
-hash of every run of n consecutive words; numpy throughout, with no Python string made per word.
+"""Word hashes of texts, for the contamination gate: the normalised words of a text as one 64-bit hash each, a
+hash of every run of n consecutive words, and of every ordered pair of nearby content words; numpy throughout, with
+no Python string made per word.
 
 Normalisation is NFKC, case folding, and words only (`\\w+`), so spacing and punctuation never count. A word's hash
 is a polynomial over its UTF-8 bytes modulo 2**64, computed for all words of a text at once from prefix sums (the
@@ -26,7 +27,21 @@ _WORD_BYTES[list(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345678
 _LOWER = np.arange(256, dtype=np.uint64)
 _LOWER[ord("A"):ord("Z") + 1] += 32
 _DIGITS = b"0123456789"
+_DIGIT_BYTES = np.zeros(256, dtype=np.int64)
+_DIGIT_BYTES[list(_DIGITS)] = 1
+_PAIR_BASE = np.uint64(0x9E3779B97F4A7C15)
+PAIR_GAP = 3
 EMPTY = np.empty(0, dtype=np.uint64)
+_STOP_WORD_TEXT = """
+a about above after again against all also am an and any are as at be because been before being below between both
+but by can could did do does doing down during each either else even ever every few for from further had has have
+having he her here hers herself him himself his how i if in into is it its itself just may me might more most must
+my myself neither no nor not now of off on once only or other ought our ours ourselves out over own per same shall
+she should so some such than that the their theirs them themselves then there these they this those through thus to
+too under until up upon us very was we were what when where whether which while who whom whose why will with within
+without would yet you your yours yourself yourselves
+"""
+STOP_WORDS = frozenset(_STOP_WORD_TEXT.split())  # English function words: a paraphrase swaps them freely
 
 
 def normalize(text: str) -> list[str]:
@@ -60,6 +75,11 @@ _POWERS = _Powers()
 
 def word_hashes(text: str) -> np.ndarray:
     """The hash of every normalised word of a text, in order (uint64)."""
+    return words(text)[0]
+
+
+def words(text: str) -> tuple[np.ndarray, np.ndarray]:
+    """Every normalised word's hash, in order, and whether the word is all digits."""
     if text.isascii():
         raw = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
         is_word = _WORD_BYTES[raw]
@@ -70,18 +90,38 @@ def word_hashes(text: str) -> np.ndarray:
         codes = raw.astype(np.uint64)
     length = raw.size
     if length == 0:
-        return EMPTY
+        return EMPTY, np.zeros(0, dtype=bool)
     edges = np.zeros(length + 2, dtype=np.int8)
     edges[1:-1] = is_word
     bounds = np.flatnonzero(edges[1:] != edges[:-1])  # alternately a word's first byte and one past its last
     starts, ends = bounds[0::2], bounds[1::2]
+    digits = np.zeros(length + 1, dtype=np.int64)
+    np.cumsum(_DIGIT_BYTES[raw], out=digits[1:])
+    numeric = digits[ends] - digits[starts] == ends - starts
     _POWERS.cover(length)
     prefix = np.empty(length + 1, dtype=np.uint64)
     prefix[0] = 0
     with np.errstate(over="ignore"):
         codes *= _POWERS.up[1:length + 1]
         np.cumsum(codes, out=prefix[1:])
-        return mix64((prefix[ends] - prefix[starts]) * _POWERS.down[starts])
+        return mix64((prefix[ends] - prefix[starts]) * _POWERS.down[starts]), numeric
+
+
+def content_pairs(hashes: np.ndarray, numeric: np.ndarray, gap: int = PAIR_GAP) -> np.ndarray:
+    """The distinct ordered pairs of content words (not stop words, not numbers) at most `gap` content words apart,
+    hashed, from `words`' output: a set that survives substituting words (a pair needs only its own two) and
+    reordering sentences."""
+    content = hashes[~numeric & ~_is_stop_word(hashes)]
+    pairs = []
+    with np.errstate(over="ignore"):
+        for distance in range(1, min(gap, content.size - 1) + 1):
+            pairs.append(mix64(content[:-distance] * _PAIR_BASE + content[distance:]))
+    return np.unique(np.concatenate(pairs)) if pairs else EMPTY
+
+
+def _is_stop_word(hashes: np.ndarray) -> np.ndarray:
+    at = np.minimum(np.searchsorted(_STOP_WORDS, hashes), _STOP_WORDS.size - 1)
+    return _STOP_WORDS[at] == hashes
 
 
 def mix64(values: np.ndarray) -> np.ndarray:
@@ -112,3 +152,6 @@ def digit_count(text: str) -> int:
     """How many ASCII digits a text holds."""
     encoded = text.encode("utf-8", "surrogatepass")
     return len(encoded) - len(encoded.translate(None, _DIGITS))
+
+
+_STOP_WORDS = np.unique(word_hashes(" ".join(sorted(STOP_WORDS))))
