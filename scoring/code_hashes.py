@@ -2,11 +2,11 @@
 comments and new layout do not hide a copy.
 
 A file is split into tokens by one regular expression (Python, shell, Ruby and Perl comment with `#`; JavaScript
-and TypeScript with `//` and `/* */`). Comments and layout are dropped. Every literal (string, number) becomes `L`
-and a run of literals separated by commas (a table of names or numbers) one `L`, so a rewritten table is no
-different from the original; every identifier becomes `I` unless it is a keyword or a Python builtin (renaming
-those would change the program). Operators and brackets stay as they are: what is left is the program's shape,
-which renaming cannot change. The gate compares runs of `CODE_GRAM` consecutive tokens.
+and TypeScript with `//` and `/* */`). Comments, docstrings and layout are dropped. Every literal (string, number)
+becomes `L`, and a run of literals separated by commas (a table of names or numbers) one `L`, so a rewritten table
+is no different from the original; every identifier becomes `I` unless it is a keyword or a Python builtin
+(renaming those would change the program). Operators and brackets stay as they are: what is left is the program's
+shape, which renaming cannot change. The gate compares runs of `CODE_GRAM` consecutive tokens.
 """
 
 from __future__ import annotations
@@ -41,23 +41,32 @@ def is_code(name: str, text: str) -> bool:
 
 
 def normalize_code(text: str, name: str = "") -> list[str]:
-    """A program's tokens with comments and layout dropped, literals as `L` (a comma-separated run of them as one)
-    and identifiers other than keywords and builtins as `I`."""
+    """A program's tokens with comments, docstrings and layout dropped, literals as `L` (a comma-separated run of
+    them as one) and identifiers other than keywords and builtins as `I`."""
     pattern = _SLASH_COMMENTS if any(name.endswith(s) for s in SLASH_SUFFIXES) else _HASH_COMMENTS
     tokens: list[str] = []
+    last_end = 0
     for match in pattern.finditer(text):
         kind = match.lastgroup
         if kind == "comment":
             continue
         if kind in ("string", "number"):
+            if kind == "string" and _docstring(tokens, text[last_end:match.start()]):
+                continue
             if tokens[-2:] == [LITERAL, ","]:
                 tokens.pop()
             if not tokens or tokens[-1] != LITERAL:
                 tokens.append(LITERAL)
-            continue
-        value = match.group()
-        tokens.append(value if kind == "op" or value in KEPT else IDENTIFIER)
+        else:
+            value = match.group()
+            tokens.append(value if kind == "op" or value in KEPT else IDENTIFIER)
+        last_end = match.end()
     return tokens
+
+
+def _docstring(before: list[str], gap: str) -> bool:
+    """Whether a string is a docstring: the first thing in the file, or on a new line after a block's colon."""
+    return not before or (before[-1] == ":" and "\n" in gap)
 
 
 def code_hashes(text: str, name: str = "") -> np.ndarray:

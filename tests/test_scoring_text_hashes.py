@@ -7,7 +7,7 @@ import random
 
 import numpy as np
 
-from scoring.text_hashes import digit_count, mix64, normalize, run_hashes, word_hashes
+from scoring.text_hashes import content_pairs, digit_count, mix64, normalize, run_hashes, word_hashes, words
 
 
 def test_spacing_punctuation_and_case_do_not_count() -> None:
@@ -49,3 +49,24 @@ def test_runs_and_digits() -> None:
     assert digit_count("a1b22 \u00e9 333") == 6
     values = np.arange(1_000, dtype=np.uint64)
     assert np.unique(mix64(values.copy())).size == 1_000  # a bijection: no two inputs collide
+
+
+def test_content_pairs_skip_stop_words_and_numbers_and_survive_substitution() -> None:
+    text = "The ward pharmacist reconciles 42 evening medication rounds before the handover to the attending physician"
+    pairs = content_pairs(*words(text))
+    same = content_pairs(*words("ward PHARMACIST, reconciles: evening medication rounds 7 handover attending "
+                                "physician"))
+    assert np.array_equal(pairs, same)  # stop words, numbers, case and punctuation do not count
+    content = 9  # ward pharmacist reconciles evening medication rounds handover attending physician
+    assert pairs.size == 3 * content - 6  # every content word paired with the next three
+    swapped = content_pairs(*words(text.replace("evening", "morning")))
+    assert np.intersect1d(pairs, swapped).size == pairs.size - 6  # one word touches at most six pairs
+    assert content_pairs(*words("the of and 12 34")).size == 0
+    assert not np.array_equal(content_pairs(*words("alpha beta")), content_pairs(*words("beta alpha")))  # ordered
+
+
+def test_numbers_are_told_by_their_digits_on_both_paths() -> None:
+    _, numeric = words("route 66 has 3 lanes x2 and 2x")
+    assert numeric.tolist() == [False, True, False, True, False, False, False, False]
+    _, numeric = words("caf\u00e9 \uff11\uff12 12a")  # fullwidth digits become ASCII digits under NFKC
+    assert numeric.tolist() == [False, True, False]
