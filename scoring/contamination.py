@@ -36,9 +36,9 @@ from typing import NamedTuple
 import numpy as np
 
 from scoring.code_hashes import code_grams, is_code
-from scoring.hash_index import Postings, common, first_owners, lookup
+from scoring.hash_index import Holdings, Postings, holdings, lookup
 from scoring.suite import Suite
-from scoring.text_hashes import EMPTY, content_pairs, digit_count, run_hashes, words
+from scoring.text_hashes import EMPTY, content_pairs, digit_count, distinct, run_hashes, words
 from taskpkg.model import TaskPackage
 
 NGRAM = 13
@@ -198,7 +198,7 @@ class _Features(NamedTuple):
 def features(document: Document) -> _Features:
     """The hashes the gate compares of one document."""
     if document.code:
-        return _Features(code=np.unique(code_grams(document.text, document.source, CODE_GRAM)))
+        return _Features(code=distinct(code_grams(document.text, document.source, CODE_GRAM)))
     hashes, numeric = words(document.text)
     key = _exact_key(hashes)
     pairs = content_pairs(hashes, numeric) if _prose(document.text, hashes) else EMPTY
@@ -213,7 +213,7 @@ def _background() -> _Features:
         documents.append(Document(file.name, text))
         documents += as_code([Document(file.name, text)])
     found = [features(d) for d in documents]
-    return _Features(*(np.unique(np.concatenate([getattr(f, kind) for f in found] or [EMPTY]))
+    return _Features(*(distinct(np.concatenate([getattr(f, kind) for f in found] or [EMPTY]))
                        for kind in _Features._fields))
 
 
@@ -237,14 +237,13 @@ class SuiteIndex:
         group_of = _group_numbers(self.documents)
         limit = max(MIN_COMMON_GROUPS, COMMON_SHARE * (int(group_of.max()) + 1 if group_of.size else 0))
 
-        def ignored(kind: str) -> np.ndarray:
-            per_document = [getattr(f, kind) for f in found]
-            return np.union1d(getattr(background, kind), common(per_document, group_of, limit))
+        def held(kind: str) -> Holdings:
+            return holdings([getattr(f, kind) for f in found], group_of, limit, getattr(background, kind))
 
-        self.gram_keys, self.gram_docs = first_owners([f.grams for f in found], ignored("grams"))
-        self.text_keys, self.text_docs = first_owners([f.exact for f in found], ignored("exact"))
-        self.pairs = Postings([f.pairs for f in found], ignored("pairs"))
-        self.code = Postings([f.code for f in found], ignored("code"))
+        self.gram_keys, self.gram_docs = held("grams").first_owners()
+        self.text_keys, self.text_docs = held("exact").first_owners()
+        self.pairs = Postings(held("pairs"))
+        self.code = Postings(held("code"))
 
     @classmethod
     def of_suite(cls, suite: Suite, instances: dict[tuple[str, int], InstanceText] | None = None) -> SuiteIndex:

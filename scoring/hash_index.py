@@ -3,11 +3,11 @@ of, as array operations (a suite of thousands of items holds millions of hashes)
 
 from __future__ import annotations
 
-from collections import defaultdict
+from dataclasses import dataclass
 
 import numpy as np
 
-from scoring.text_hashes import EMPTY
+from scoring.text_hashes import EMPTY, distinct
 
 NO_OWNERS = np.empty(0, dtype=np.int64)
 
@@ -34,33 +34,55 @@ def member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
     return sorted_keys[at] == values
 
 
-def common(per_document: list[np.ndarray], group_of: np.ndarray, limit: float) -> np.ndarray:
-    """Values found in at least `limit` distinct groups."""
-    by_group: dict[int, list[np.ndarray]] = defaultdict(list)
-    for values, group in zip(per_document, group_of.tolist(), strict=True):
-        if values.size:
-            by_group[group].append(values)
-    distinct = [runs(np.concatenate(parts))[0] for parts in by_group.values()]
-    if not distinct:
-        return EMPTY
-    values, counts = runs(np.concatenate(distinct))
-    return values[counts >= limit]
+@dataclass(frozen=True)
+class Holdings:
+    """Every (value, document) pair of some per-document hash arrays, sorted by value, less the ignored values."""
+
+    values: np.ndarray  # sorted; a value held by several documents repeats
+    documents: np.ndarray
+    sizes: np.ndarray  # values kept per document
+    ignored: np.ndarray  # sorted: the background and the values found in too many groups
+
+    def first_owners(self) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct values and, for each, the first document holding it."""
+        if self.values.size == 0:
+            return EMPTY, NO_OWNERS
+        starts = run_starts(self.values)
+        return self.values[starts], np.minimum.reduceat(self.documents, starts).astype(np.int64)
 
 
-def first_owners(per_document: list[np.ndarray], ignored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct values (less the ignored) and, for each, the first document holding it."""
-    if not per_document:
-        return EMPTY, NO_OWNERS
-    values = np.concatenate(per_document)
-    owners = np.repeat(np.arange(len(per_document)), [v.size for v in per_document])
-    keep = ~member(values, ignored)
-    values, owners = values[keep], owners[keep]
-    if values.size == 0:
-        return EMPTY, NO_OWNERS
-    order = np.argsort(values)  # not stable, but the least owner of each run is the first either way
-    ordered = values[order]
-    starts = run_starts(ordered)
-    return ordered[starts], np.minimum.reduceat(owners[order], starts)
+def holdings(per_document: list[np.ndarray], group_of: np.ndarray, limit: float, background: np.ndarray) -> Holdings:
+    """The documents' values sorted once, less the background and every value found in at least `limit` distinct
+    groups (boilerplate, not evidence)."""
+    sizes = np.array([v.size for v in per_document], dtype=np.int64)
+    values = np.concatenate(per_document) if per_document else EMPTY
+    documents = np.repeat(np.arange(len(per_document), dtype=np.int64), sizes)
+    keep = ~member(values, background)
+    values, documents = values[keep], documents[keep]
+    order = np.argsort(values)
+    values, documents = values[order], documents[order]
+    common = EMPTY
+    if values.size:
+        starts = run_starts(values)
+        lengths = np.diff(np.append(starts, values.size))
+        run_of = np.repeat(np.arange(starts.size), lengths)
+        widespread = _group_counts(run_of, group_of[documents], lengths >= limit, starts.size) >= limit
+        common = values[starts[widespread]]
+        keep = ~widespread[run_of]
+        values, documents = values[keep], documents[keep]
+    return Holdings(values, documents, np.bincount(documents, minlength=len(per_document)),
+                    np.union1d(background, common))
+
+
+def _group_counts(run_of: np.ndarray, groups: np.ndarray, candidates: np.ndarray, runs: int) -> np.ndarray:
+    """How many distinct groups hold each run's value (counted only for the candidate runs: a run shorter than the
+    limit cannot reach it)."""
+    chosen = candidates[run_of]
+    if not chosen.any():
+        return np.zeros(runs, dtype=np.int64)
+    span = int(groups.max()) + 1
+    pairs = distinct(run_of[chosen] * span + groups[chosen])
+    return np.bincount(pairs // span, minlength=runs)
 
 
 def lookup(keys: np.ndarray, owners: np.ndarray, values: object) -> list[int]:
@@ -73,17 +95,11 @@ def lookup(keys: np.ndarray, owners: np.ndarray, values: object) -> list[int]:
 
 
 class Postings:
-    """Every (hash, document) pair of a list of per-document hash sets, sorted by hash: how many hashes a query
-    shares with each document, in one gather."""
+    """Sorted (hash, document) pairs of per-document hash sets: how many hashes a query shares with each document,
+    in one gather."""
 
-    def __init__(self, per_document: list[np.ndarray], ignored: np.ndarray) -> None:
-        kept = [values[~member(values, ignored)] if values.size else values for values in per_document]
-        self.sizes = np.array([values.size for values in kept], dtype=np.int64)
-        values = np.concatenate(kept) if kept else EMPTY
-        documents = np.repeat(np.arange(len(kept), dtype=np.int32), self.sizes)
-        order = np.argsort(values)
-        self.keys, self.documents = values[order], documents[order]
-        self.ignored = ignored
+    def __init__(self, held: Holdings) -> None:
+        self.keys, self.documents, self.sizes, self.ignored = held.values, held.documents, held.sizes, held.ignored
 
     def shared(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         """For a set of distinct hashes: the documents sharing any (ascending), how many each shares, and how many
