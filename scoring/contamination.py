@@ -38,7 +38,7 @@ import numpy as np
 from scoring.code_hashes import code_grams, is_code
 from scoring.hash_index import Holdings, Postings, holdings, lookup
 from scoring.suite import Suite
-from scoring.text_hashes import EMPTY, content_pairs, digit_count, distinct, run_hashes, words
+from scoring.text_hashes import EMPTY, content_pairs, distinct, run_hashes, words
 from taskpkg.model import TaskPackage
 
 NGRAM = 13
@@ -49,7 +49,6 @@ MIN_SHARED_PAIRS = 12  # fewer shared pairs say too little to call two texts nea
 CODE_SHARE = 0.5  # a copy: shared normalised 20-token runs / the smaller file's runs
 MIN_SHARED_CODE = 30
 MAX_PAIR_WORDS = 20_000  # longer texts (big data files) are left to the exact and n-gram checks
-MAX_DIGIT_SHARE = 0.2
 COMMON_SHARE = 0.10
 MIN_COMMON_GROUPS = 3
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -201,7 +200,7 @@ def features(document: Document) -> _Features:
         return _Features(code=distinct(code_grams(document.text, document.source, CODE_GRAM)))
     hashes, numeric = words(document.text)
     key = _exact_key(hashes)
-    pairs = content_pairs(hashes, numeric) if _prose(document.text, hashes) else EMPTY
+    pairs = content_pairs(hashes, numeric) if hashes.size <= MAX_PAIR_WORDS else EMPTY
     return _Features(run_hashes(hashes, NGRAM), np.array([key] if key is not None else [], dtype=np.uint64), pairs)
 
 
@@ -290,12 +289,6 @@ def _similar(postings: Postings, query: np.ndarray, share: float, minimum: int) 
     smaller = np.minimum(postings.sizes[documents], size)
     close = (shared >= minimum) & (shared >= share * smaller)
     return documents[close].tolist()
-
-
-def _prose(text: str, hashes: np.ndarray) -> bool:
-    """Whether a text is worth comparing by content-word pairs: not too long, and not mostly digits (tables of
-    numbers are left to the exact and n-gram checks, which catch copied data with any edit short of every row)."""
-    return hashes.size <= MAX_PAIR_WORDS and digit_count(text) <= MAX_DIGIT_SHARE * max(len(text), 1)
 
 
 def _group_numbers(documents: Sequence[Document]) -> np.ndarray:

@@ -26,11 +26,10 @@ _WORD_BYTES = np.zeros(256, dtype=np.int8)
 _WORD_BYTES[list(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")] = 1
 _LOWER = np.arange(256, dtype=np.uint64)
 _LOWER[ord("A"):ord("Z") + 1] += 32
-_DIGITS = b"0123456789"
 _DIGIT_BYTES = np.zeros(256, dtype=np.int64)
-_DIGIT_BYTES[list(_DIGITS)] = 1
+_DIGIT_BYTES[list(b"0123456789")] = 1
 _PAIR_BASE = np.uint64(0x9E3779B97F4A7C15)
-PAIR_GAP = 3
+PAIR_GAP = 2
 EMPTY = np.empty(0, dtype=np.uint64)
 _STOP_WORD_TEXT = """
 a about above after again against all also am an and any are as at be because been before being below between both
@@ -164,12 +163,6 @@ def run_hashes(hashes: np.ndarray, width: int) -> np.ndarray:
             out *= _RUN_BASE
             out += hashes[offset:offset + count]
     return out
-
-
-def digit_count(text: str) -> int:
-    """How many ASCII digits a text holds."""
-    encoded = text.encode("utf-8", "surrogatepass")
-    return len(encoded) - len(encoded.translate(None, _DIGITS))
 
 
 _STOP_TABLE, _STOP_MASK = _direct_table(distinct(word_hashes(" ".join(sorted(STOP_WORDS)))))
