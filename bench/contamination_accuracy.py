@@ -42,7 +42,7 @@ from scoring.contamination import (
     submission_documents,
 )
 from scoring.suite import Suite, load_suite
-from scoring.suite_instances import InstanceCache, suite_instances
+from scoring.suite_instances import InstanceCache, suite_cache, suite_instances
 from scoring.text_hashes import run_hashes, word_hashes
 from taskpkg.loader import load_package
 from tests.support.contamination import paraphrase, rename_code
@@ -149,8 +149,10 @@ def detection(index: SuiteIndex) -> None:
 
 def main() -> None:
     suite = load_suite(ROOT / "suites" / "sample" / "suite.yaml")
-    with tempfile.TemporaryDirectory() as cache:
-        texts = suite_instances(suite, instance_here, InstanceCache(Path(cache)), workers=2).texts
+    texts = suite_instances(suite, None, suite_cache(suite)).texts  # the instances, from the suite's gate cache
+    if len(texts) < len(suite.items):  # a sample package changed since: its generators run here (they are ours)
+        with tempfile.TemporaryDirectory() as cache:
+            texts = suite_instances(suite, instance_here, InstanceCache(Path(cache)), workers=2).texts
     index = SuiteIndex.of_suite(suite, texts)
     print(f"the sample suite: {len(suite.packages)} packages, {len(texts)} instances, {len(index.documents)} texts "
           "and source files indexed")

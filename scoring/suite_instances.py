@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -67,14 +68,19 @@ class InstanceCache:
             return {}
 
     def save(self, package: TaskPackage, texts: dict[int, InstanceText]) -> None:
-        """Write the package's instances (atomically: a reader sees the old file or the new one). Raises OSError."""
+        """Write the package's instances (atomically: a reader sees the old file or the new one) and remove those of
+        its earlier versions. Raises OSError."""
         data = {"format": CACHE_FORMAT, "package": package.name, "digest": self.digest(package),
                 "instances": {str(n): {"prompt": t.prompt, "files": t.files} for n, t in sorted(texts.items())}}
         self.folder.mkdir(parents=True, exist_ok=True)
         target = self.path(package)
         partial = target.with_name(f".{target.name}.{os.getpid()}")
-        partial.write_bytes(gzip.compress(json.dumps(data).encode("utf-8"), compresslevel=6))
+        partial.write_bytes(gzip.compress(json.dumps(data).encode("utf-8"), compresslevel=6, mtime=0))
         partial.replace(target)
+        earlier = re.compile(rf"{re.escape(package.name)}-[0-9a-f]{{16}}\.json\.gz")
+        for path in self.folder.iterdir():
+            if path != target and earlier.fullmatch(path.name):
+                path.unlink(missing_ok=True)
 
 
 def suite_cache(suite: Suite) -> InstanceCache:

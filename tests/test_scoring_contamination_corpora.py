@@ -12,7 +12,7 @@ import pytest
 
 from scoring.contamination import Document, InstanceText, SuiteIndex, as_code, submission_documents
 from scoring.suite import Suite, load_suite
-from scoring.suite_instances import InstanceCache, suite_instances
+from scoring.suite_instances import suite_cache, suite_instances
 from taskpkg.loader import load_package
 from tests.support.contamination import paraphrase
 from tests.support.suites import instance_here
@@ -28,9 +28,10 @@ SYSTEM_LICENCES = Path("/usr/share/common-licenses")
 
 
 @pytest.fixture(scope="module")
-def sample_instances(tmp_path_factory: pytest.TempPathFactory) -> tuple[Suite, dict[tuple[str, int], InstanceText]]:
+def sample_instances() -> tuple[Suite, dict[tuple[str, int], InstanceText]]:
+    """The sample suite and its 64 instances, from its gate cache (tests/test_scoring_gate.py checks it is current)."""
     suite = load_suite(SAMPLE / "suite.yaml")
-    found = suite_instances(suite, instance_here, InstanceCache(tmp_path_factory.mktemp("gate-cache")), workers=2)
+    found = suite_instances(suite, None, suite_cache(suite))
     assert not found.missing and len(found.texts) == len(suite.items) == 64
     return suite, found.texts
 

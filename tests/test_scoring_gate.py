@@ -75,6 +75,7 @@ def test_instances_are_made_once_then_read_from_the_cache(tmp_path: Path) -> Non
                                                                                    ("finance-sum", 1)}
     assert suite_instances(changed, maker, suite_cache(changed)).made == 2 and maker.made[-2:] == [
         ("finance-sum", 0), ("finance-sum", 1)]
+    assert len(list((tmp_path / "suite" / CACHE_FOLDER).glob("finance-sum-*"))) == 1  # the old version's is gone
 
 
 def test_a_damaged_cache_is_made_again_and_an_unwritable_one_is_reported(tmp_path: Path) -> None:
@@ -105,6 +106,16 @@ def test_an_interrupted_run_keeps_what_it_made(tmp_path: Path) -> None:
         suite_instances(suite, interrupted, suite_cache(suite), workers=1)
     kept = suite_instances(suite, None, suite_cache(suite))
     assert 0 < len(kept.texts) < 8 and ("science-engineering-sum", 0) in kept.missing
+
+
+def test_the_sample_suites_gate_cache_is_current() -> None:
+    suite = load_suite(ROOT / "suites" / "sample" / "suite.yaml")
+    found = suite_instances(suite, None, suite_cache(suite))
+    assert not found.missing, ("a sample package changed: run `arena suite index --suite suites/sample` and commit "
+                               "suites/sample/gate-cache")
+    assert len(list((ROOT / "suites" / "sample" / CACHE_FOLDER).iterdir())) == len(suite.packages)
+    cargo = next(p for p in suite.packages.values() if p.name == "cargo-loading")
+    assert found.texts[("cargo-loading", 6)] == instance_here(cargo, 6)  # what the generator makes
 
 
 def gate(manifest: Path, package: Path, *extra: str) -> tuple[int, str, str]:
