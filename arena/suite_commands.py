@@ -1,4 +1,5 @@
-"""`arena suite add|check` (build and check a held-out suite) and `arena score` (for now: --contamination-only).
+"""`arena suite add|check|index` (build, check and index a held-out suite) and `arena score` (the gate, or the
+evaluation).
 
 Wiring only: the suite, its checks and the contamination gate live in scoring; the episodes they need come from the
 sandbox and the validators' scripted agents, which scoring does not import.
@@ -65,7 +66,7 @@ def _suite(given: str | None, check_balance: bool = True) -> Suite:
 
 @click.group(name="suite")
 def suite_group() -> None:
-    """Build and check a held-out suite (its location: --suite PATH or ARENA_SUITE)."""
+    """Build, check and index a held-out suite (its location: --suite PATH or ARENA_SUITE)."""
 
 
 @suite_group.command(name="add", epilog=EPILOG)

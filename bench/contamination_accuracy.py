@@ -38,7 +38,7 @@ from scoring.contamination import (
     Document,
     SuiteIndex,
     as_code,
-    features,
+    hashed,
     submission_documents,
 )
 from scoring.suite import Suite, load_suite
@@ -54,9 +54,9 @@ SAMPLES = (3, 500, 999)
 
 def shares(index: SuiteIndex, document: Document) -> tuple[np.ndarray, np.ndarray]:
     """The suite texts sharing enough with this one to be judged, and the share (of the smaller set) of each."""
-    found = features(document)
-    postings, query, minimum = ((index.code, found.code, MIN_SHARED_CODE) if document.code
-                                else (index.pairs, found.pairs, MIN_SHARED_PAIRS))
+    found = hashed([document])
+    postings, query, minimum = ((index.code, found.code[0], MIN_SHARED_CODE) if document.code
+                                else (index.pairs, found.pairs[0], MIN_SHARED_PAIRS))
     documents, shared, size = postings.shared(query)
     enough = shared >= minimum
     return documents[enough], shared[enough] / np.minimum(postings.sizes[documents[enough]], size)

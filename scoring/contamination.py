@@ -7,7 +7,7 @@ Five kinds of evidence:
 - **exact**: a submitted text whose normalised form (NFKC, case-folded, words only) equals a suite text;
 - **ngram**: a 13-word sequence shared with a suite text (the long n-gram overlap of GPT-3's decontamination);
 - **near_duplicate**: a text sharing at least a fifth of its content-word pairs (two words, neither a stop word nor
-  a number, at most three content words apart) with a suite text, counted against the smaller of the two: a pair
+  a number, at most two content words apart) with a suite text, counted against the smaller of the two: a pair
   needs only its own two words, so a copy with one word in three substituted still shares about 4 pairs in 9;
 - **code**: a source file sharing at least half of its 20-token runs with a suite source file after code
   normalisation (`scoring.code_hashes`: identifiers, literals, comments and layout do not count), counted against
@@ -15,9 +15,10 @@ Five kinds of evidence:
 - **canary**: the suite's canary, or any suite package's own canary, anywhere in the submitted package.
 
 Submitted texts are every UTF-8 file of the package (each source file also read as code), its prompt, and samples
-of its generator's output (`InstanceText`, made in the sandbox by the CLI). Suite texts are each package's prompt,
-bundled data and code, and its items' instances. Shared boilerplate does not count: sequences found in the scaffold
-that every package starts from, or in more than a tenth of the suite's packages (at least three), are ignored.
+of its generator's output (`InstanceText`, made in the sandbox: `scoring.gate_run`). Suite texts are each package's
+prompt, bundled data and code, and its items' instances. Shared boilerplate does not count: sequences found in the
+scaffold that every package starts from, or in more than a tenth of the suite's packages (at least three), are
+ignored.
 
 The public verdict (`GateResult.public`) is pass or flagged and nothing else, so the gate cannot be used to learn
 which texts the private suite holds; the counts and the matched suite text are only in
@@ -31,14 +32,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import NamedTuple
 
 import numpy as np
 
 from scoring.code_hashes import code_grams, is_code
-from scoring.hash_index import Holdings, Postings, holdings, lookup
+from scoring.hash_index import Holdings, Owners, Postings, holdings
 from scoring.suite import Suite
-from scoring.text_hashes import EMPTY, content_pairs, distinct, run_hashes, words
+from scoring.text_hashes import EMPTY, content_pairs, distinct, runs_within, words_of
 from taskpkg.model import TaskPackage
 
 NGRAM = 13
@@ -185,35 +185,44 @@ def submission_documents(root: Path, package: TaskPackage | None = None,
     return documents
 
 
-class _Features(NamedTuple):
-    """What the index keeps of one text."""
+@dataclass(frozen=True)
+class Hashes:
+    """What the gate compares of some documents: per kind, every hash and the number of the document holding it."""
 
-    grams: np.ndarray = EMPTY  # 13-word runs
-    exact: np.ndarray = EMPTY  # the whole normalised text's key (none for short texts)
-    pairs: np.ndarray = EMPTY  # distinct content-word pairs (prose only)
-    code: np.ndarray = EMPTY  # distinct normalised 20-token runs (code only)
-
-
-def features(document: Document) -> _Features:
-    """The hashes the gate compares of one document."""
-    if document.code:
-        return _Features(code=distinct(code_grams(document.text, document.source, CODE_GRAM)))
-    hashes, numeric = words(document.text)
-    key = _exact_key(hashes)
-    pairs = content_pairs(hashes, numeric) if hashes.size <= MAX_PAIR_WORDS else EMPTY
-    return _Features(run_hashes(hashes, NGRAM), np.array([key] if key is not None else [], dtype=np.uint64), pairs)
+    grams: tuple[np.ndarray, np.ndarray]  # 13-word runs
+    exact: tuple[np.ndarray, np.ndarray]  # the whole normalised text's key (none for short texts)
+    pairs: tuple[np.ndarray, np.ndarray]  # content-word pairs
+    code: tuple[np.ndarray, np.ndarray]  # normalised 20-token runs of source files
 
 
-def _background() -> _Features:
+def hashed(documents: Sequence[Document]) -> Hashes:
+    """The hashes of many documents, prose in a few array operations per 256 KiB of text (not per document)."""
+    prose = np.array([n for n, d in enumerate(documents) if not d.code], dtype=np.int64)
+    found = words_of([documents[n].text for n in prose])
+    grams, in_grams = runs_within(found, NGRAM)
+    pairs, in_pairs = content_pairs(found, max_words=MAX_PAIR_WORDS)
+    bounds = found.bounds()
+    keys = [(_exact_key(found.hashes[bounds[i]:bounds[i + 1]]), i) for i in range(prose.size)]
+    exact = [(key, i) for key, i in keys if key is not None]
+    code = [(distinct(code_grams(d.text, d.source, CODE_GRAM)), n) for n, d in enumerate(documents) if d.code]
+    return Hashes((grams, prose[in_grams]), (np.array([k for k, _ in exact], dtype=np.uint64),
+                                             prose[np.array([i for _, i in exact], dtype=np.int64)]),
+                  (pairs, prose[in_pairs]), _with_holders(code))
+
+
+def _with_holders(per_document: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray]:
+    if not per_document:
+        return EMPTY, np.zeros(0, dtype=np.int64)
+    return (np.concatenate([values for values, _ in per_document]),
+            np.repeat(np.array([n for _, n in per_document], dtype=np.int64), [v.size for v, _ in per_document]))
+
+
+def _background() -> Hashes:
     """Hashes of the scaffold every package starts from: never evidence of copying."""
     documents = []
     for file in _walk(resources.files("taskpkg").joinpath("scaffold_template")):
-        text = file.read_text(encoding="utf-8")
-        documents.append(Document(file.name, text))
-        documents += as_code([Document(file.name, text)])
-    found = [features(d) for d in documents]
-    return _Features(*(distinct(np.concatenate([getattr(f, kind) for f in found] or [EMPTY]))
-                       for kind in _Features._fields))
+        documents.append(Document(file.name, file.read_text(encoding="utf-8")))
+    return hashed([*documents, *as_code(documents)])
 
 
 def _walk(node: object) -> Iterable:
@@ -231,16 +240,17 @@ class SuiteIndex:
         self.documents = list(documents)
         self.canaries = sorted({c for c in canaries if c})
         self.coverage = dict(coverage or {})
-        found = [features(d) for d in self.documents]
+        found = hashed(self.documents)
         background = _background()
         group_of = _group_numbers(self.documents)
         limit = max(MIN_COMMON_GROUPS, COMMON_SHARE * (int(group_of.max()) + 1 if group_of.size else 0))
 
         def held(kind: str) -> Holdings:
-            return holdings([getattr(f, kind) for f in found], group_of, limit, getattr(background, kind))
+            values, holders = getattr(found, kind)
+            return holdings(values, holders, len(self.documents), group_of, limit, getattr(background, kind)[0])
 
-        self.gram_keys, self.gram_docs = held("grams").first_owners()
-        self.text_keys, self.text_docs = held("exact").first_owners()
+        self.grams = Owners(held("grams"))
+        self.texts = Owners(held("exact"))
         self.pairs = Postings(held("pairs"))
         self.code = Postings(held("code"))
 
@@ -265,17 +275,16 @@ class SuiteIndex:
         return GateResult(tuple(matches), {**self.coverage, **(coverage or {})})
 
     def _scan_one(self, document: Document) -> list[Match]:
-        found = features(document)
+        found = hashed([document])
         if document.code:
-            return [self._match("code", document, i) for i in _similar(self.code, found.code, CODE_SHARE,
+            return [self._match("code", document, i) for i in _similar(self.code, found.code[0], CODE_SHARE,
                                                                          MIN_SHARED_CODE)]
         matches = [Match("canary", document.source, "the suite's canaries", canary)
                    for canary in self.canaries if canary in document.text]
-        matches += [self._match("exact", document, i) for i in lookup(self.text_keys, self.text_docs, found.exact)]
-        owners = lookup(self.gram_keys, self.gram_docs, found.grams)
-        matches += [self._match("ngram", document, owner) for owner in sorted(set(owners))]
+        matches += [self._match("exact", document, i) for i in self.texts.of(found.exact[0])]
+        matches += [self._match("ngram", document, owner) for owner in sorted(set(self.grams.of(found.grams[0])))]
         matches += [self._match("near_duplicate", document, i)
-                    for i in _similar(self.pairs, found.pairs, PAIR_SHARE, MIN_SHARED_PAIRS)]
+                    for i in _similar(self.pairs, found.pairs[0], PAIR_SHARE, MIN_SHARED_PAIRS)]
         return matches
 
     def _match(self, kind: str, document: Document, index: int) -> Match:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from scoring.text_hashes import EMPTY, distinct
+from scoring.text_hashes import distinct
 
 NO_OWNERS = np.empty(0, dtype=np.int64)
 
@@ -36,46 +36,48 @@ def member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class Holdings:
-    """Every (value, document) pair of some per-document hash arrays, sorted by value, less the ignored values."""
+    """Which documents hold which hashes, less the ignored hashes: each (hash, document) pair as one 64-bit key, the
+    hash's high bits above the document's number in the low `bits`, sorted (so by hash, then document)."""
 
-    values: np.ndarray  # sorted; a value held by several documents repeats
-    documents: np.ndarray
-    sizes: np.ndarray  # values kept per document
-    ignored: np.ndarray  # sorted: the background and the values found in too many groups
+    keys: np.ndarray  # sorted, distinct
+    bits: int
+    sizes: np.ndarray  # hashes kept per document
+    ignored: np.ndarray  # sorted hashes (high bits only): the background and those found in too many groups
 
-    def first_owners(self) -> tuple[np.ndarray, np.ndarray]:
-        """The distinct values and, for each, the first document holding it."""
-        if self.values.size == 0:
-            return EMPTY, NO_OWNERS
-        starts = run_starts(self.values)
-        return self.values[starts], np.minimum.reduceat(self.documents, starts).astype(np.int64)
+    @property
+    def low(self) -> np.uint64:
+        return np.uint64((1 << self.bits) - 1)
+
+    @property
+    def high(self) -> np.uint64:
+        return ~self.low
 
 
-def holdings(per_document: list[np.ndarray], group_of: np.ndarray, limit: float, background: np.ndarray) -> Holdings:
-    """The documents' values sorted once, less the background and every value found in at least `limit` distinct
-    groups (boilerplate, not evidence)."""
-    sizes = np.array([v.size for v in per_document], dtype=np.int64)
-    values = np.concatenate(per_document) if per_document else EMPTY
-    documents = np.repeat(np.arange(len(per_document), dtype=np.int64), sizes)
-    keep = ~member(values, background)
-    values, documents = values[keep], documents[keep]
-    order = np.argsort(values)
-    values, documents = values[order], documents[order]
-    common = EMPTY
-    if values.size:
-        starts = run_starts(values)
-        lengths = np.diff(np.append(starts, values.size))
-        run_of = np.repeat(np.arange(starts.size), lengths)
-        widespread = _group_counts(run_of, group_of[documents], lengths >= limit, starts.size) >= limit
-        common = values[starts[widespread]]
-        keep = ~widespread[run_of]
-        values, documents = values[keep], documents[keep]
-    return Holdings(values, documents, np.bincount(documents, minlength=len(per_document)),
-                    np.union1d(background, common))
+def holdings(values: np.ndarray, holders: np.ndarray, count: int, group_of: np.ndarray, limit: float,
+             background: np.ndarray) -> Holdings:
+    """Which of `count` documents hold which values (`holders[i]` holds `values[i]`), in one sort of plain 64-bit
+    keys, less the background and every value found in at least `limit` distinct groups (boilerplate, not
+    evidence). A value keeps 64 − bits of its bits, bits being what numbers the documents (15 for 20,000): two
+    values on one key by chance is then a 1 in 2**49 event per pair, far below what any rule needs to flag."""
+    bits = max(1, (count - 1).bit_length())
+    low = np.uint64((1 << bits) - 1)
+    keys = distinct((values & ~low) | holders.astype(np.uint64))  # a value held twice by one document counts once
+    background = distinct(background & ~low)
+    if keys.size == 0:
+        return Holdings(keys, bits, np.zeros(count, dtype=np.int64), background)
+    hashes = keys & ~low
+    starts = run_starts(hashes)
+    lengths = np.diff(np.append(starts, keys.size))
+    run_of = np.repeat(np.arange(starts.size), lengths)
+    documents = (keys & low).astype(np.int64)
+    widespread = _group_counts(run_of, group_of[documents], lengths >= limit, starts.size) >= limit
+    keep = ~(widespread | member(hashes[starts], background))[run_of]
+    return Holdings(keys[keep], bits, np.bincount(documents[keep], minlength=count),
+                    np.union1d(background, hashes[starts[widespread]]))
 
 
 def _group_counts(run_of: np.ndarray, groups: np.ndarray, candidates: np.ndarray, runs: int) -> np.ndarray:
-    """How many distinct groups hold each run's value (counted only for the candidate runs: a run shorter than the
+    """How many distinct groups hold each run's hash (counted only for the candidate runs: a run shorter than the
     limit cannot reach it)."""
     chosen = candidates[run_of]
     if not chosen.any():
@@ -85,34 +87,45 @@ def _group_counts(run_of: np.ndarray, groups: np.ndarray, candidates: np.ndarray
     return np.bincount(pairs // span, minlength=runs)
 
 
-def lookup(keys: np.ndarray, owners: np.ndarray, values: object) -> list[int]:
-    """The owning documents of those values that are keys."""
-    wanted = np.asarray(values, dtype=np.uint64)
-    if keys.size == 0 or wanted.size == 0:
-        return []
-    found = member(wanted, keys)
-    return owners[np.searchsorted(keys, wanted[found])].tolist()
+class Owners:
+    """The first document holding each hash."""
+
+    def __init__(self, held: Holdings) -> None:
+        self.high = held.high
+        hashes = held.keys & self.high
+        starts = run_starts(hashes) if hashes.size else NO_OWNERS
+        self.hashes = hashes[starts]
+        self.first = (held.keys[starts] & held.low).astype(np.int64)  # sorted by document within a hash
+
+    def of(self, values: np.ndarray) -> list[int]:
+        """The first holder of each of the values that is held, in the values' order."""
+        wanted = np.asarray(values, dtype=np.uint64) & self.high
+        if self.hashes.size == 0 or wanted.size == 0:
+            return []
+        found = member(wanted, self.hashes)
+        return self.first[np.searchsorted(self.hashes, wanted[found])].tolist()
 
 
 class Postings:
-    """Sorted (hash, document) pairs of per-document hash sets: how many hashes a query shares with each document,
-    in one gather."""
+    """How many hashes a query shares with each document, in one gather."""
 
     def __init__(self, held: Holdings) -> None:
-        self.keys, self.documents, self.sizes, self.ignored = held.values, held.documents, held.sizes, held.ignored
+        self.keys, self.sizes, self.ignored = held.keys, held.sizes, held.ignored
+        self.low, self.high = held.low, held.high
 
     def shared(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-        """For a set of distinct hashes: the documents sharing any (ascending), how many each shares, and how many
-        hashes of the query count (those not ignored)."""
+        """For a set of hashes: the documents sharing any (ascending), how many each shares, and how many hashes of
+        the query count (those not ignored)."""
+        query = distinct(query & self.high)
         query = query[~member(query, self.ignored)]
         if query.size == 0 or self.keys.size == 0:
             return NO_OWNERS, NO_OWNERS, int(query.size)
-        low = np.searchsorted(self.keys, query, "left")
-        hits = np.searchsorted(self.keys, query, "right") - low
+        start = np.searchsorted(self.keys, query, "left")  # a query key's low bits are 0: its hash's first holder
+        hits = np.searchsorted(self.keys, query | self.low, "right") - start
         total = int(hits.sum())
         if total == 0:
             return NO_OWNERS, NO_OWNERS, int(query.size)
         offsets = np.cumsum(hits) - hits
-        positions = np.arange(total) + np.repeat(low - offsets, hits)
-        documents, counts = runs(self.documents[positions])
-        return documents.astype(np.int64), counts, int(query.size)
+        positions = np.arange(total) + np.repeat(start - offsets, hits)
+        documents, counts = runs((self.keys[positions] & self.low).astype(np.int64))
+        return documents, counts, int(query.size)
