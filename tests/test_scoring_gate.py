@@ -41,14 +41,15 @@ def mixed_suite(root: Path) -> Path:
 
 
 class Counting:
-    """An InstanceMaker that runs the generators here and counts what it made."""
+    """An InstanceMaker for the cache's tests: text made from the package and the instance number at once (what the
+    sandbox makes is the engine tests' business), and a count of what it made."""
 
     def __init__(self) -> None:
         self.made: list[tuple[str, int]] = []
 
     def __call__(self, package: TaskPackage, instance: int) -> InstanceText:
         self.made.append((package.name, instance))
-        return instance_here(package, instance)
+        return InstanceText(f"{package.body}\n(instance {instance})", {"numbers.txt": f"{instance}\n{package.name}\n"})
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +81,7 @@ def test_instances_are_made_once_then_read_from_the_cache(tmp_path: Path) -> Non
 
 def test_a_damaged_cache_is_made_again_and_an_unwritable_one_is_reported(tmp_path: Path) -> None:
     suite = load_suite(make_suite(tmp_path / "suite", instances=(0,)))
-    suite_instances(suite, instance_here, suite_cache(suite))
+    suite_instances(suite, Counting(), suite_cache(suite))
     files = sorted((tmp_path / "suite" / CACHE_FOLDER).glob("*.json.gz"))
     assert len(files) == 8
     files[0].write_bytes(b"not gzip")
@@ -90,7 +91,7 @@ def test_a_damaged_cache_is_made_again_and_an_unwritable_one_is_reported(tmp_pat
     assert suite_instances(suite, maker, suite_cache(suite)).made == 3 == len(maker.made)
     blocked = tmp_path / "blocked"
     blocked.write_text("a file where the cache folder would go")
-    found = suite_instances(suite, instance_here, InstanceCache(blocked / CACHE_FOLDER))
+    found = suite_instances(suite, Counting(), InstanceCache(blocked / CACHE_FOLDER))
     assert len(found.texts) == 8 and found.cache_note and "could not be written" in found.cache_note
 
 
@@ -100,7 +101,7 @@ def test_an_interrupted_run_keeps_what_it_made(tmp_path: Path) -> None:
     def interrupted(package: TaskPackage, instance: int) -> InstanceText:
         if package.name == "science-engineering-sum":
             raise KeyboardInterrupt
-        return instance_here(package, instance)
+        return Counting()(package, instance)
 
     with pytest.raises(KeyboardInterrupt):
         suite_instances(suite, interrupted, suite_cache(suite), workers=1)
