@@ -258,8 +258,9 @@ def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
     click.echo(str(options.out / "results" / record.environment / f"{record.run_id}.json"))
 
 
-@click.command(name="score", epilog=("Exit codes: 0 the gate passed; 1 the package is flagged or cannot be read; "
-                                     "2 bad usage; 3 a required tool is missing; 130 interrupted."))
+@click.command(name="score", epilog=("Exit codes: 0 the gate passed; 1 the package is flagged, cannot be read or its "
+                                     "sampled instances cannot be made; 2 bad usage; 3 a required tool is missing; "
+                                     "130 interrupted."))
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @SUITE_OPTION
 @click.option("--contamination-only", is_flag=True, help="Run only the contamination gate (before any training).")
@@ -292,7 +293,8 @@ def score_command(path: Path, suite_path: str | None, contamination_only: bool, 
     """Score an environment: the trained model against the base on the held-out suite, or only the contamination
     gate (--contamination-only).
 
-    The gate prints the public verdict (pass / flagged, with counts only); the matched text goes to --report alone.
+    The gate prints the public verdict, pass or flagged and nothing more; counts and the matched suite text go to
+    --report alone.
     Evaluation writes a version-2 results record; an interrupted run resumes from its episodes log in --out.
     """
     if not contamination_only:
