@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import sys
 import tempfile
-from importlib import metadata
 from pathlib import Path
 
 import numpy as np
@@ -45,7 +44,7 @@ from scoring.suite import Suite, load_suite
 from scoring.suite_instances import InstanceCache, suite_cache, suite_instances
 from scoring.text_hashes import run_hashes, word_hashes
 from taskpkg.loader import load_package
-from tests.support.contamination import paraphrase, rename_code
+from tests.support.contamination import paraphrase, rename_code, unrelated_texts
 from tests.support.suites import instance_here
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,23 +95,6 @@ def without(suite: Suite, texts: dict, name: str) -> SuiteIndex:
     rest = dataclasses.replace(suite, items=tuple(i for i in suite.items if i.package != name),
                                packages={k: p for k, p in suite.packages.items() if p.name != name})
     return SuiteIndex.of_suite(rest, {key: text for key, text in texts.items() if key[0] != name})
-
-
-def unrelated() -> dict[str, list[Document]]:
-    paths = sorted(Path("/usr/share/common-licenses").glob("*"))
-    for distribution in metadata.distributions():
-        paths += [Path(str(distribution.locate_file(f))) for f in distribution.files or ()
-                  if Path(str(f)).name.upper().startswith(("LICENSE", "LICENCE", "COPYING"))]
-    paths += [ROOT / "pyproject.toml", *sorted((ROOT / ".github" / "workflows").glob("*.yml")),
-              *sorted(ROOT.glob("environments/*/environment/Dockerfile")), *sorted((ROOT / "docs").glob("*.md")),
-              *sorted((ROOT / "scoring" / "schema").glob("*.json")), *sorted(Path("/etc").glob("*.conf"))]
-    documents = []
-    for path in dict.fromkeys(paths):
-        try:
-            documents.append(Document(str(path), path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return {str(d.source): [d, *as_code([d])] for d in documents}
 
 
 def shingle_jaccard(a: str, b: str) -> float:
@@ -167,7 +149,8 @@ def main() -> None:
                for kind in ("benchflow", "harbor", "terminal-bench")
                for task in sorted((ROOT / "tests" / "fixtures" / "interop" / kind).iterdir()) if task.is_dir()}
     false_positives("interop fixtures (BenchFlow, Harbor, T-Bench)", {"": index}, interop)
-    false_positives("licences and generic configuration files", {"": index}, unrelated())
+    false_positives("licences and generic configuration files", {"": index},
+                    {d.source: [d, *as_code([d])] for d in unrelated_texts()})
     print("detection")
     detection(index)
 

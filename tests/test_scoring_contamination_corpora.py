@@ -5,7 +5,6 @@ configuration files; paraphrased instances are flagged. (bench/contamination_acc
 from __future__ import annotations
 
 import dataclasses
-from importlib import metadata
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from scoring.contamination import Document, InstanceText, SuiteIndex, as_code, s
 from scoring.suite import Suite, load_suite
 from scoring.suite_instances import suite_cache, suite_instances
 from taskpkg.loader import load_package
-from tests.support.contamination import paraphrase
+from tests.support.contamination import paraphrase, unrelated_texts
 from tests.support.suites import instance_here
 
 pytestmark = pytest.mark.slow
@@ -24,7 +23,6 @@ SAMPLE = ROOT / "suites" / "sample"
 BUNDLED = sorted(p for p in (ROOT / "environments").iterdir() if (p / "task.md").is_file())
 INTEROP = sorted(p for kind in ("benchflow", "harbor", "terminal-bench")
                  for p in (ROOT / "tests" / "fixtures" / "interop" / kind).iterdir() if p.is_dir())
-SYSTEM_LICENCES = Path("/usr/share/common-licenses")
 
 
 @pytest.fixture(scope="module")
@@ -72,24 +70,6 @@ def test_a_bundled_environment_passes_against_the_suite_and_its_instances(sample
 @pytest.mark.parametrize("task", INTEROP, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_an_interop_fixture_passes(sample_index: SuiteIndex, task: Path) -> None:
     assert sample_index.scan(submission_documents(task)).verdict == "pass"
-
-
-def unrelated_texts() -> list[Document]:
-    """Licences (the system's and installed distributions') and generic configuration files."""
-    paths = sorted(SYSTEM_LICENCES.glob("*")) if SYSTEM_LICENCES.is_dir() else []
-    for distribution in metadata.distributions():
-        paths += [Path(str(distribution.locate_file(f))) for f in distribution.files or ()
-                  if Path(str(f)).name.upper().startswith(("LICENSE", "LICENCE", "COPYING"))]
-    paths += [ROOT / "pyproject.toml", ROOT / ".gitignore", *sorted((ROOT / ".github" / "workflows").glob("*.yml")),
-              *sorted(ROOT.glob("environments/*/environment/Dockerfile")), *sorted((ROOT / "docs").glob("*.md")),
-              *sorted((ROOT / "scoring" / "schema").glob("*.json")), *sorted(Path("/etc").glob("*.conf"))]
-    documents = []
-    for path in dict.fromkeys(paths):
-        try:
-            documents.append(Document(str(path), path.read_text(encoding="utf-8")))
-        except (OSError, UnicodeDecodeError):
-            continue
-    return documents
 
 
 def test_licences_and_generic_configuration_pass(sample_index: SuiteIndex) -> None:

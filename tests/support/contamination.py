@@ -1,5 +1,6 @@
-"""What a contaminating contributor would do to hide a copy of the held-out suite: substitute words of a prompt, rename
-a program's names and change its literals. Used by the gate's tests and its accuracy benchmark."""
+"""What a contaminating contributor would do to hide a copy of the held-out suite (substitute words of a prompt, rename
+a program's names and change its literals), and honest text unrelated to any task. Used by the gate's tests and its
+accuracy benchmark."""
 
 from __future__ import annotations
 
@@ -10,6 +11,12 @@ import keyword
 import random
 import re
 import tokenize
+from importlib import metadata
+from pathlib import Path
+
+from scoring.contamination import Document
+
+ROOT = Path(__file__).resolve().parent.parent.parent
 
 # Words no suite text is about: substitutes for a paraphrase (the hardest case: nothing of the original word is left).
 _SUBSTITUTE_TEXT = ("amber basil cobalt dune ember fable garnet harbor indigo jasper kettle lantern meadow nectar opal "
@@ -113,3 +120,22 @@ def _name_positions(tree: ast.AST, names: set[str], fields: set[str]) -> set[tup
             keyword_length = {"ClassDef": 6, "FunctionDef": 4, "AsyncFunctionDef": 10}[type(node).__name__]
             found.add((node.lineno, node.col_offset + keyword_length))
     return found
+
+
+def unrelated_texts() -> list[Document]:
+    """Text that has nothing to do with any task: licences (the system's and installed distributions') and generic
+    configuration files (this repository's, and /etc/*.conf)."""
+    paths = sorted(Path("/usr/share/common-licenses").glob("*"))
+    for distribution in metadata.distributions():
+        paths += [Path(str(distribution.locate_file(f))) for f in distribution.files or ()
+                  if Path(str(f)).name.upper().startswith(("LICENSE", "LICENCE", "COPYING"))]
+    paths += [ROOT / "pyproject.toml", ROOT / ".gitignore", *sorted((ROOT / ".github" / "workflows").glob("*.yml")),
+              *sorted(ROOT.glob("environments/*/environment/Dockerfile")), *sorted((ROOT / "docs").glob("*.md")),
+              *sorted((ROOT / "scoring" / "schema").glob("*.json")), *sorted(Path("/etc").glob("*.conf"))]
+    documents = []
+    for path in dict.fromkeys(paths):
+        try:
+            documents.append(Document(str(path), path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError):
+            continue
+    return documents
