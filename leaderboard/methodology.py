@@ -13,11 +13,11 @@ from collections import Counter
 from leaderboard.catalog import Catalog
 from leaderboard.numbers import points
 from leaderboard.views import HEAT_STEPS, abbreviation
+from scoring.contamination import NGRAM
 from taskpkg.domains import DOMAINS
 
 MAX_DOMAIN_SHARE = 0.20  # no held-out domain holds more than this share of the suite's items
 FALSE_DISCOVERY_RATE = 0.05  # Benjamini-Hochberg level for the verdicts across runs
-CONTAMINATION_NGRAM = 13  # long n-gram overlap of the contamination gate
 
 
 def statistics_used(catalog: Catalog) -> list[dict]:
@@ -56,7 +56,7 @@ def methodology_view(catalog: Catalog) -> dict:
     return {
         "domains": [{"domain": d, "abbr": abbreviation(d)} for d in DOMAINS], "domain_count": len(DOMAINS),
         "max_share": f"{MAX_DOMAIN_SHARE:.0%}", "fdr": f"{FALSE_DISCOVERY_RATE:.0%}",
-        "ngram": CONTAMINATION_NGRAM, "statistics": statistics_used(catalog),
+        "ngram": NGRAM, "statistics": statistics_used(catalog),
         "composition": suite_composition(catalog),
         "heat_steps": [points(step) for step in HEAT_STEPS],
     }
