@@ -1,5 +1,4 @@
-"""`arena suite add|check|index` (build, check and index a held-out suite) and `arena score` (the gate, or the
-evaluation).
+"""`arena suite add|check|digest|index` (build, check, identify and index a held-out suite) and `arena score`.
 
 Wiring only: the suite, its checks and the contamination gate live in scoring; the episodes they need come from the
 sandbox and the validators' scripted agents, which scoring does not import.
@@ -34,6 +33,7 @@ from scoring.suite import (
     SuiteItem,
     balance_problems,
     load_suite,
+    suite_digest,
     suite_location,
 )
 from scoring.suite_build import add_package
@@ -175,6 +175,14 @@ def suite_check(suite_path: str | None, static_only: bool, workers: int) -> None
     sys.exit(ExitCode.CHECK_FAILED if findings else ExitCode.OK)
 
 
+@suite_group.command(name="digest", epilog=EPILOG)
+@SUITE_OPTION
+def suite_digest_command(suite_path: str | None) -> None:
+    """Print the suite's content digest (sha256 over its items, instances and packages), as results records carry it
+    in suite.digest: runs are compared only on the same digest."""
+    click.echo(suite_digest(_suite(suite_path, check_balance=False)))
+
+
 @suite_group.command(name="index", epilog=EPILOG)
 @SUITE_OPTION
 @click.option("--workers", type=click.IntRange(1, 16), default=2, show_default=True, help="Instances made at a time.")
@@ -255,6 +263,14 @@ def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
     interval = record.macro_interval or (0.0, 0.0)
     click.echo(f"{record.environment}: macro delta {record.macro_delta * 100:+.1f} points "
                f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}], verdict {record.verdict}")
+    errors = record.raw["evaluation"]["errors"]
+    if not record.complete:
+        excluded = sum(d.get("excluded", 0) for d in record.raw["domains"].values())
+        click.echo(f"incomplete: {excluded} item(s) excluded because the base model's verifier still erred after "
+                   f"{record.raw['evaluation']['retries']} retries; this run is never ranked", err=True)
+    if errors["trained"]["unresolved"]:
+        click.echo(f"note: {errors['trained']['unresolved']} trained-arm episode(s) still erred after every retry "
+                   "and scored 0", err=True)
     click.echo(str(options.out / "results" / record.environment / f"{record.run_id}.json"))
 
 

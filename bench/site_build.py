@@ -3,8 +3,9 @@
 Sample inputs (leaderboard.sample_data): --environments environments (nine in ten with a package) and --records
 results records. Measured in one run, on the same cores:
 
-- full build: hashing the inputs, reading them (scoring.load_records and standings, taskpkg.load_package for every
-  package, job states) and rendering every page through the incremental writer (view digests, manifest);
+- full build: hashing the inputs, reading them (scoring.verify.load_checked, which recomputes every record's numbers
+  from its items file, and standings; taskpkg.load_package for every package; job states) and rendering every page
+  through the incremental writer (view digests, manifest);
 - bare loop: the same templates rendering the same pages from the already-parsed catalog, every file simply written;
 - unchanged rebuild: `build_site` again on the same inputs and output;
 - the first index page's gzip size (rows past leaderboard.build.PAGE_SIZE go on further pages, loaded on demand).

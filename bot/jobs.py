@@ -26,6 +26,7 @@ from launch.spec import JobSpec
 from launch.state import JobRecord, Stored
 from scoring.ranking import Standing, standings
 from scoring.results import ResultsError, accept_job_result, parse_record
+from scoring.verify import check_record
 
 Log = Callable[[str], None]
 
@@ -145,17 +146,24 @@ def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: Bra
 
 
 def _standing(client: github_api.Client, store: BranchStore, run_id: str) -> Standing | None:
-    """Where the run stands among every record on the state branch."""
-    records = []
+    """Where the run stands among every record on the state branch (each read with its items file and its numbers
+    recomputed; a file that cannot be used is left out)."""
+    records, items = [], {}
     for path in github_api.list_files(client, store.branch, RESULTS):
         if path.endswith(".items.json"):
             continue
         found = github_api.get_file(client, path, store.branch)
+        beside = github_api.get_file(client, path.removesuffix(".json") + ".items.json", store.branch)
         try:
-            records.append(parse_record(json.loads(found.data), path) if found else None)
+            record = parse_record(json.loads(found.data), path) if found else None
+            scores = check_record(record, json.loads(beside.data) if beside else None, path) if record else None
         except (ValueError, ResultsError):
             continue
-    return standings([r for r in records if r is not None]).get(run_id)
+        if record is not None:
+            records.append(record)
+            if scores is not None:
+                items[record.run_id] = scores
+    return standings(records, items).get(run_id)
 
 
 def _tell_ended(client: github_api.Client, cfg: Config, backend: Backend, record: JobRecord, log: Log) -> None:

@@ -118,14 +118,16 @@ class SiteRenderer:
     def group_pages(self, group: Group, base: str, others: list[dict]) -> None:
         """A group's table, PAGE_SIZE rows a page."""
         rows = views.group_rows(group, self.catalog, self.links)
+        unranked = views.unranked_rows(group, self.catalog, self.links)
         count = max(1, -(-len(rows) // PAGE_SIZE))
         urls = [_page_path(base, n).removesuffix("index.html") for n in range(1, count + 1)]
         verdicts = sorted({r["verdict"] for r in rows})
         domains = sorted({r["domain"] for r in rows if r["domain"]})
         for number in range(1, count + 1):
             self.render(_page_path(base, number), "index.html.j2", {
-                "group": {"label": group.label, "slug": group.slug, "entries": len(rows),
-                          "ranked": sum(1 for r in rows if r["ranked"])},
+                "group": {"label": group.label, "slug": group.slug, "entries": len(rows) + len(unranked),
+                          "ranked": len(rows)},
+                "unranked": unranked if number == 1 else [],
                 "rows": rows[(number - 1) * PAGE_SIZE: number * PAGE_SIZE], "page": number, "pages": count,
                 "page_urls": urls, "columns": views.domain_columns(), "verdicts": [
                     {"value": v, "label": views.verdict_label(v)} for v in verdicts], "domains": domains,
@@ -135,10 +137,10 @@ class SiteRenderer:
     def pages(self) -> None:
         """Every page and data file of the site."""
         catalog = self.catalog
-        others = [{"label": g.label, "href": f"g/{g.slug}/", "entries": len(g.current)} for g in catalog.groups[1:]]
+        others = [{"label": g.label, "href": f"g/{g.slug}/", "entries": len(g.everyone)} for g in catalog.groups[1:]]
         if catalog.primary is None:
             self.render("index.html", "index.html.j2", {
-                "group": None, "rows": [], "page": 1, "pages": 1, "page_urls": [""], "columns": [],
+                "group": None, "rows": [], "unranked": [], "page": 1, "pages": 1, "page_urls": [""], "columns": [],
                 "verdicts": [], "domains": [], "others": [], "primary": True,
                 "unscored": len(catalog.unscored()), "pending": sum(1 for j in catalog.jobs if j.active)})
         else:

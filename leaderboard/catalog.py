@@ -15,7 +15,8 @@ from pathlib import Path
 from leaderboard.jobs import Job, load_jobs
 from leaderboard.reports import ValidationSummary, load_summaries
 from scoring.ranking import Standing, standings
-from scoring.results import ResultRecord, load_records
+from scoring.results import ResultRecord
+from scoring.verify import load_checked
 from taskpkg.discover import find_packages
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
@@ -31,13 +32,19 @@ class Entry:
 
 @dataclass(frozen=True)
 class Group:
-    """Runs measured the same way (base model, suite and version): ranks are only shared within one."""
+    """Runs measured the same way (scoring.results.comparable_key): ranks are only shared within one."""
 
     key: tuple
     slug: str
     label: str
     suite_version: str | None
-    current: tuple[Entry, ...]  # one per environment, rank order, unranked last
+    current: tuple[Entry, ...]  # the ranked runs, one per environment, in rank order
+    unranked: tuple[Entry, ...] = ()  # current runs that are not ranked (flagged, incomplete, ...), never with a rank
+
+    @property
+    def everyone(self) -> tuple[Entry, ...]:
+        """Every current run: the ranked ones in rank order, then the unranked."""
+        return self.current + self.unranked
 
 
 @dataclass
@@ -121,19 +128,23 @@ def _groups(entries: list[Entry]) -> list[Group]:
         current = sorted((e for e in group if not e.standing.superseded), key=_rank_order)
         newest = max(group, key=lambda e: (e.record.evaluated_at, e.record.run_id)).record
         groups.append((newest.evaluated_at, Group(key, group_slug(newest, key), group_label(newest),
-                                                  newest.suite_version, tuple(current))))
+                                                  newest.suite_version,
+                                                  tuple(e for e in current if e.standing.rank is not None),
+                                                  tuple(e for e in current if e.standing.rank is None))))
     return [g for _, g in sorted(groups, key=lambda pair: (pair[0], pair[1].slug), reverse=True)]
 
 
 def load_catalog(environments_dir: Path | None, results_dir: Path | None, jobs_dir: Path | None = None,
                  reports_dir: Path | None = None, progress: Callable[[str], None] = lambda line: None) -> Catalog:
-    """Read every input; raises scoring.results.ResultsError for a bad results record."""
+    """Read every input; raises scoring.results.ResultsError for a bad results record (one whose numbers do not
+    follow from its items file among them)."""
     warnings: list[str] = []
     packages, broken = load_environments(environments_dir)
     progress(f"{len(packages)} packages read ({len(broken)} do not load)")
-    records = load_records(results_dir)
-    progress(f"{len(records)} results records read")
-    ranked = standings(records, results_dir)
+    runs = load_checked(results_dir)
+    records = [run.record for run in runs]
+    progress(f"{len(records)} results records read, every number recomputed from its items")
+    ranked = standings(records, {run.record.run_id: run.items for run in runs if run.items is not None})
     progress("standings computed")
     entries = [Entry(r, ranked[r.run_id]) for r in records]
     by_environment: dict[str, list[Entry]] = defaultdict(list)

@@ -59,10 +59,10 @@ def entry_data(entry: Entry, group_slug: str) -> dict:
 
 def group_data(group: Group) -> dict:
     """A comparison group's description."""
-    record = group.current[0].record if group.current else None
+    record = group.everyone[0].record if group.everyone else None
     return {"slug": group.slug, "label": group.label, "suite": record.suite if record else None,
             "suite_version": group.suite_version, "base_model": record.base_model if record else None,
-            "base_revision": record.base_revision if record else None, "entries": len(group.current)}
+            "base_revision": record.base_revision if record else None, "entries": len(group.everyone)}
 
 
 def _slugs(catalog: Catalog) -> dict[tuple, str]:
@@ -73,7 +73,7 @@ def leaderboard_json(catalog: Catalog) -> bytes:
     """leaderboard.json: every group's current runs in rank order."""
     return to_json({"leaderboard_version": LEADERBOARD_VERSION, "schema": SCHEMA_PATH,
                     "groups": [group_data(g) for g in catalog.groups],
-                    "entries": [entry_data(e, g.slug) for g in catalog.groups for e in g.current]})
+                    "entries": [entry_data(e, g.slug) for g in catalog.groups for e in g.everyone]})
 
 
 def _cell(value: object) -> object:
@@ -86,7 +86,7 @@ def leaderboard_csv(catalog: Catalog) -> bytes:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for group in catalog.groups:
-        for entry in group.current:
+        for entry in group.everyone:
             record, standing = entry.record, entry.standing
             low, high = standing.rank_interval or (None, None)
             i_low, i_high = record.macro_interval or (None, None)

@@ -1,9 +1,11 @@
 """Realistic sample inputs for the site's tests and benchmark: results records (version 2), packages and job states.
 
-Everything is drawn from a seeded generator, so the same arguments always give the same files. Deltas, intervals
-and p-values agree with each other the way a paired bootstrap's would (p from the interval's normal approximation),
-and each environment gets a history: older commits superseded by newer ones, now and then an incomplete run or one
-the contamination gate flagged.
+Everything is drawn from a seeded generator, so the same arguments always give the same files. Every record is what
+scoring writes (scoring.record.build_run) from synthetic paired rewards on a small suite (SUITE_DOMAINS x
+ITEMS_PER_DOMAIN items in clusters, K = 4, one base arm shared by every run of a suite version, as the score cache
+shares it), with its items file, so the site's recomputation of every number and its paired rank comparisons work on
+it as on real results. Each environment gets a history: older commits superseded by newer ones, now and then an
+incomplete run or one the contamination gate flagged.
 """
 
 from __future__ import annotations
@@ -14,8 +16,11 @@ import math
 import random
 import uuid
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
+from scoring.record import PairedItem, RunInfo, Settings, SuiteInfo, TrainingSummary, build_run
+from scoring.results import parse_time
 from taskpkg.domains import DOMAINS
 
 WORDS = ("ledger", "invoice", "triage", "audit", "schedule", "refund", "claims", "forensics", "routing", "tariff",
@@ -24,9 +29,15 @@ WORDS = ("ledger", "invoice", "triage", "audit", "schedule", "refund", "claims",
 VERBS = ("Reconcile", "Triage", "Audit", "Schedule", "Classify", "Draft", "Verify", "Route", "Estimate", "Repair")
 LOGINS = ("ada-l", "grace-h", "alan-t", "edsger-d", "barbara-l", "donald-k", "frances-a", "john-m", "radia-p",
           "leslie-l", "shafi-g", "tim-bl", "margaret-h", "ken-t", "dennis-r", "guido-vr")
-SUITE = {"name": "arena-heldout", "items": 1600, "public": False}
-BASE_MODEL = {"name": "Qwen/Qwen3-8B", "revision": "b968826d9c46dd6066d109eabc6255188de91218"}
-SIGNIFICANCE_Z = 1.959963984540054  # the 97.5% normal quantile: a 95% two-sided interval
+SUITE_NAME = "arena-heldout"
+ITEMS_PER_DOMAIN = 12
+CLUSTERS_PER_DOMAIN = 4
+K = 4
+RESAMPLES = 200  # the schema's floor is 100: enough for sample numbers, cheap to recompute at 50,000 records
+BASE_MODEL = ("Qwen/Qwen3-8B", "b968826d9c46dd6066d109eabc6255188de91218")
+SAMPLING = {"name": "full", "items_per_domain": None, "samples": K, "max_new_tokens": 1024,
+            "max_episode_tokens": 8192, "temperature": 0.7, "command_timeout_s": 60, "output_chars": 4000}
+GATE = {"ngram": 13, "code_gram": 20, "pair_gap": 2, "pair_share": 0.2, "code_share": 0.5}
 
 
 @dataclass(frozen=True)
@@ -43,19 +54,9 @@ class SampleSet:
 def _hex(*parts: object, length: int = 64) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:length]
 
-MIN_P_VALUE = 1e-6
-
 
 def _clamp(value: float, low: float, high: float) -> float:
     return min(high, max(low, value))
-
-
-def _p_value(delta: float, half_width: float) -> float:
-    """A two-sided normal p-value, never 0 (a permutation test's smallest is one over its permutations)."""
-    if half_width <= 0:
-        return MIN_P_VALUE if delta else 1.0
-    z = abs(delta) / (half_width / SIGNIFICANCE_Z)
-    return _clamp(math.erfc(z / math.sqrt(2)), MIN_P_VALUE, 1.0)
 
 
 def environment_names(count: int, seed: int = 7) -> list[str]:
@@ -83,45 +84,60 @@ def _curve(rng: random.Random, steps: int, gain: float) -> list[list[float]]:
     return points
 
 
+@cache
+def _suite_base(suite_version: str) -> tuple[tuple[str, str, str, float, tuple[float, ...]], ...]:
+    """The suite's items (id, domain, cluster, success rate) with the base arm's K rewards, one per suite version."""
+    rng = random.Random(f"base {suite_version}")
+    rows = []
+    for domain in DOMAINS:
+        for index in range(ITEMS_PER_DOMAIN):
+            cluster = _hex(suite_version, domain, index % CLUSTERS_PER_DOMAIN, length=16)
+            rate = rng.uniform(0.15, 0.7)
+            rows.append((_hex(suite_version, domain, index, length=16), domain, cluster, rate,
+                         tuple(float(rng.random() < rate) for _ in range(K))))
+    return tuple(rows)
+
+
 def sample_record(environment: str, rng: random.Random, *, when: str, commit_index: int = 0,
                   effect: float | None = None, complete: bool = True, flagged: bool = False,
-                  suite_version: str = "1.2.0", pr: int | None = None) -> dict:
-    """One version-2 results record as JSON data; effect is the true macro delta (a fraction)."""
+                  suite_version: str = "1.2.0", pr: int | None = None) -> tuple[dict, dict]:
+    """One version-2 results record and its items file, as scoring writes them; effect is the true gain in success
+    rate (a fraction) of the trained arm."""
     effect = rng.gauss(0.012, 0.02) if effect is None else effect
     commit = _hex(environment, commit_index, length=40)
-    domains = {}
-    for domain in DOMAINS:
-        base = rng.uniform(0.2, 0.7)
-        delta = _clamp(effect + rng.gauss(0, 0.015), -base, 1 - base)
-        half = rng.uniform(0.02, 0.05)
-        domains[domain] = {"items": 200, "base": round(base, 4), "trained": round(base + delta, 4),
-                           "delta": round(delta, 4),
-                           "interval": [round(_clamp(delta - half, -1, 1), 4), round(_clamp(delta + half, -1, 1), 4)]}
-    base = sum(d["base"] for d in domains.values()) / len(domains)
-    delta = sum(d["delta"] for d in domains.values()) / len(domains)
-    half = rng.uniform(0.008, 0.02)
+    items = []
+    for position, (item, domain, cluster, rate, base) in enumerate(_suite_base(suite_version)):
+        if not complete and position % 37 == 5:
+            items.append(PairedItem(item, domain, cluster, error="base_error"))
+            continue
+        chance = _clamp(rate + effect + rng.gauss(0, 0.03), 0.0, 1.0)
+        items.append(PairedItem(item, domain, cluster, base, tuple(float(rng.random() < chance) for _ in range(K))))
     steps = rng.choice((200, 300, 400, 600))
-    contributor = rng.choice(LOGINS)
-    run_id = _hex(environment, commit, suite_version, when)
-    return {
-        "results_version": 2, "run_id": run_id, "environment": environment, "commit": commit,
-        "pr": pr if pr is not None else rng.randint(10, 9000), "contributor": contributor,
-        "base_model": BASE_MODEL, "adapter_digest": f"sha256:{_hex(run_id, 'adapter')}",
-        "suite": {**SUITE, "version": suite_version}, "samples_per_item": 4, "evaluated_at": when,
-        "complete": complete, "domains": domains,
-        "macro": {"base": round(base, 4), "trained": round(base + delta, 4), "delta": round(delta, 4),
-                  "interval": [round(delta - half, 4), round(delta + half, 4)],
-                  "p_value": round(_p_value(delta, half), 6),
-                  "normalized_gain": round(delta / (1 - base), 4) if base < 1 else None},
-        "verdict": "improves" if delta - half > 0 else "hurts" if delta + half < 0 else "no_detectable_change",
-        "statistics": {"method": "paired-stratified-cluster-bootstrap", "resamples": 10000, "confidence": 0.95,
-                       "seed": 20260101},
-        "contamination": {"verdict": "flagged" if flagged else "pass"},
-        "training": {"manifest_digest": f"sha256:{_hex(run_id, 'manifest')}", "recipe": "grpo-lora-r16",
-                     "recipe_hash": f"sha256:{_hex('grpo-lora-r16')}", "steps": steps,
-                     "gpu_hours": round(steps * rng.uniform(0.015, 0.03), 2), "wall_s": round(steps * 21.5, 1),
-                     "hardware": "1x NVIDIA H100 80GB", "reward_curve": _curve(rng, steps, delta)},
-    }
+    identity = _hex(environment, commit, suite_version, when)
+    training = TrainingSummary(f"sha256:{_hex(identity, 'manifest')}", "grpo-lora-r16",
+                               f"sha256:{_hex('grpo-lora-r16')}", steps, round(steps * rng.uniform(0.015, 0.03), 2),
+                               round(steps * 21.5, 1), "1x NVIDIA H100 80GB",
+                               tuple((s, r) for s, r in _curve(rng, steps, effect)))
+    run = RunInfo(environment=environment, commit=commit, base_model=BASE_MODEL[0], base_revision=BASE_MODEL[1],
+                  adapter_digest=f"sha256:{_hex(identity, 'adapter')}",
+                  suite=SuiteInfo(SUITE_NAME, suite_version, len(items), False, f"sha256:{_hex(suite_version)}"),
+                  samples_per_item=K, harness_version="full/agents-chat-1", training=training,
+                  contamination={"verdict": "flagged" if flagged else "pass"}, sampling=SAMPLING,
+                  libraries={"numpy": "2.4.6", "posttrain-arena": "0.1.0"}, gate=GATE, retries=2,
+                  pr=pr if pr is not None else rng.randint(10, 9000), contributor=rng.choice(LOGINS),
+                  settings=Settings(resamples=RESAMPLES, seed=20260101))
+    record, items_file = build_run(items, run, parse_time(when))
+    record["run_id"] = items_file["run_id"] = _hex(identity, length=16)  # distinct per evaluation, as time differs
+    return record, items_file
+
+
+def write_run_files(results_dir: Path, record: dict, items: dict) -> Path:
+    """A record and its items file where the leaderboard reads them; returns the record's path."""
+    path = results_dir / record["environment"] / f"{record['run_id']}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+    path.with_name(f"{record['run_id']}.items.json").write_text(json.dumps(items) + "\n", encoding="utf-8")
+    return path
 
 
 def _timestamp(day: int, minute: int) -> str:
@@ -129,7 +145,7 @@ def _timestamp(day: int, minute: int) -> str:
     return f"2026-{1 + month % 12:02d}-{1 + dom:02d}T{(minute // 60) % 24:02d}:{minute % 60:02d}:00Z"
 
 
-def sample_records(names: list[str], records: int, seed: int = 11) -> list[dict]:
+def sample_records(names: list[str], records: int, seed: int = 11) -> list[tuple[dict, dict]]:
     """`records` records spread over the environments (each gets at least one), newest last per environment."""
     rng = random.Random(seed)
     per_env = [1] * len(names)
@@ -137,7 +153,7 @@ def sample_records(names: list[str], records: int, seed: int = 11) -> list[dict]
         per_env[rng.randrange(len(names))] += 1
     out = []
     for index, (name, count) in enumerate(zip(names, per_env, strict=True)):
-        effect = rng.choice((rng.gauss(0.03, 0.015), rng.gauss(0.0, 0.004), rng.gauss(-0.015, 0.01)))
+        effect = rng.choice((rng.gauss(0.12, 0.04), rng.gauss(0.0, 0.004), rng.gauss(-0.08, 0.02)))
         pr = rng.randint(10, 9000)
         for commit in range(count):
             out.append(sample_record(
@@ -190,10 +206,8 @@ def write_sample_set(root: Path, environments: int, records: int, *, packages: b
     rng = random.Random(seed)
     names = environment_names(environments, seed)
     results_dir = root / "results"
-    for data in sample_records(names, records, seed + 4):
-        path = results_dir / data["environment"] / f"{data['run_id']}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    for data, items in sample_records(names, records, seed + 4):
+        write_run_files(results_dir, data, items)
     environments_dir = root / "environments" if packages else None
     if environments_dir is not None:
         for index, name in enumerate(names):

@@ -22,6 +22,14 @@ DOMAIN_ABBREVIATIONS = {"finance": "Fin", "healthcare": "Health", "law-governmen
                         "customer-operations": "Cust", "science-engineering": "Sci", "cybersecurity-it": "Cyber",
                         "math-planning": "Math"}
 HEAT_STEPS = (0.005, 0.015, 0.03, 0.06)  # |delta| thresholds between heat levels 0..4 (fractions)
+UNRANKED_REASONS = {
+    "flagged": "the contamination gate found overlap with the held-out suite",
+    "incomplete": "some held-out items could not be scored (the base model's verifier still erred after retries)",
+    "untested": "no per-item scores to recompute and compare its numbers with (a version-1 record)",
+    "unpinned": "the base model's revision is not pinned, so its numbers cannot be reproduced",
+    "incomparable": "its items differ from those the other runs of its group were scored on",
+    "superseded": "a newer commit of the environment has been scored",
+}
 BADGE_TITLES = {
     "verified": "complete run, private suite, contamination gate passed",
     "pending": "a newer commit is queued or training",
@@ -143,14 +151,26 @@ def row(entry: Entry, position: int, catalog: Catalog, scale: tuple[float, float
 
 def group_scale(group: Group) -> tuple[float, float]:
     """One interval-bar scale for a whole group, so bars on every page compare."""
-    return charts.scale_for([e.record.macro_interval or (e.record.macro_delta,) * 2 for e in group.current])
+    return charts.scale_for([e.record.macro_interval or (e.record.macro_delta,) * 2 for e in group.everyone])
 
 
 def group_rows(group: Group, catalog: Catalog, links: Links) -> list[dict]:
-    """The group's current runs as index rows, in rank order."""
+    """The group's ranked runs as index rows, in rank order."""
     scale = group_scale(group)
     shared = Counter(e.standing.rank for e in group.current if e.standing.rank is not None)
     return [row(e, i, catalog, scale, shared[e.standing.rank] > 1, links) for i, e in enumerate(group.current)]
+
+
+def unranked_rows(group: Group, catalog: Catalog, links: Links) -> list[dict]:
+    """The group's current runs that are not ranked, each with why: never with a rank."""
+    scale = group_scale(group)
+    return [{**row(e, i, catalog, scale, False, links), **reason_view(e.standing.reason)}
+            for i, e in enumerate(group.unranked)]
+
+
+def reason_view(reason: str | None) -> dict:
+    """Why a run is not ranked, as a short word and its explanation (empty for a ranked run)."""
+    return {"reason": reason or "", "reason_text": UNRANKED_REASONS.get(reason or "", "")}
 
 
 def domain_columns() -> list[dict]:
@@ -186,7 +206,9 @@ def run_view(entry: Entry, links: Links, scale: tuple[float, float]) -> dict:
     domains = [{"domain": d.domain, "item_count": d.items, "base": numbers.points(d.base, signed=False),
                 "trained": numbers.points(d.trained, signed=False), "delta": numbers.points(d.delta),
                 "interval": numbers.interval(d.interval), "level": str(heat_level(d.delta)),
-                "bar": charts.interval_bar(d.delta, d.interval, scale)} for d in record.domains]
+                "bar": charts.interval_bar(d.delta, d.interval, scale), **units_view(d.units, d.clustered)}
+               for d in record.domains]
+    evaluation = raw.get("evaluation", {})
     manifest = [
         ("run id", record.run_id), ("commit", record.commit), ("evaluated", record.evaluated_at),
         ("base model", f"{record.base_model} @ {record.base_revision}" if record.base_revision else record.base_model),
@@ -197,6 +219,14 @@ def run_view(entry: Entry, links: Links, scale: tuple[float, float]) -> dict:
         ("wall time (s)", training.get("wall_s")), ("hardware", training.get("hardware")),
         ("training manifest", training.get("manifest_digest")), ("adapter", raw.get("adapter_digest")),
         ("statistics", _statistics_text(raw.get("statistics"))),
+        ("macro standard error", f"{record.macro_se * 100:.2f} points, {record.macro_df:.1f} degrees of freedom"
+         if record.macro_se is not None and record.macro_df is not None else None),
+        ("suite digest", suite.get("digest")), ("harness", raw.get("harness_version")),
+        ("sampling", ", ".join(f"{k} {v}" for k, v in raw["sampling"].items()) if raw.get("sampling") else None),
+        ("libraries", ", ".join(f"{k} {v}" for k, v in raw["libraries"].items()) if raw.get("libraries") else None),
+        ("verifier errors", _errors_text(evaluation) if evaluation else None),
+        ("contamination gate", ", ".join(f"{k} {v}" for k, v in raw.get("contamination", {}).get(
+            "parameters", {}).items()) or None),
         ("results version", record.version),
     ]
     return {
@@ -212,10 +242,45 @@ def run_view(entry: Entry, links: Links, scale: tuple[float, float]) -> dict:
         "base": numbers.points(record.macro_base, signed=False),
         "trained": numbers.points(record.macro_trained, signed=False),
         "gain": numbers.percent(record.normalized_gain), "superseded": standing.superseded,
+        **reason_view(None if standing.superseded else standing.reason),
+        "few_units": _grouped_notes(domains),
         "domains": domains, "curve": charts.reward_curve(record.reward_curve),
         "manifest": [{"key": k, "value": str(v)} for k, v in manifest if v is not None],
         "gpu_hours": numbers.hours(record.gpu_hours),
     }
+
+
+FEW_UNITS = 6  # below this many clusters a domain's interval is wide (t at units − 1 degrees of freedom)
+
+
+def units_view(units: int | None, clustered: bool | None) -> dict:
+    """What a domain's interval rests on: its clusters, or one family's items; whether that is few."""
+    if units is None:
+        return {"units": numbers.NO_VALUE, "few": False, "units_note": ""}
+    if not clustered:
+        return {"units": f"{units} items, 1 family", "few": True,
+                "units_note": "one task family: the interval speaks for new instances of that family only, not for "
+                              "other tasks of the domain"}
+    few = units < FEW_UNITS
+    return {"units": f"{units} clusters", "few": few,
+            "units_note": f"{units} clusters: a t interval at {units - 1} degrees of freedom, wide but honest"
+            if few else ""}
+
+
+def _grouped_notes(domains: list[dict]) -> list[dict]:
+    """The few-units notes of a run's domains, one per distinct note with the domains it applies to."""
+    notes: dict[str, list[str]] = {}
+    for d in domains:
+        if d["few"]:
+            notes.setdefault(d["units_note"], []).append(d["domain"])
+    return [{"domain": ", ".join(names), "units_note": note} for note, names in notes.items()]
+
+
+def _errors_text(evaluation: dict) -> str:
+    errors = evaluation.get("errors", {})
+    parts = [f"{arm}: {counts.get('retried', 0)} retried, {counts.get('unresolved', 0)} unresolved"
+             for arm, counts in errors.items() if isinstance(counts, dict)]
+    return f"up to {evaluation.get('retries')} retries; " + "; ".join(parts)
 
 
 def _statistics_text(statistics: object) -> str | None:

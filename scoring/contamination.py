@@ -38,7 +38,7 @@ import numpy as np
 from scoring.code_hashes import code_grams, is_code
 from scoring.hash_index import Holdings, Owners, Postings, holdings
 from scoring.suite import Suite
-from scoring.text_hashes import EMPTY, content_pairs, distinct, runs_within, words_of
+from scoring.text_hashes import EMPTY, PAIR_GAP, content_pairs, distinct, runs_within, words_of
 from taskpkg.model import TaskPackage
 
 NGRAM = 13
@@ -119,6 +119,14 @@ class GateResult:
         comment or a log."""
         return {"verdict": self.verdict, "counts": self.counts(), "coverage": self.coverage, "matches": [
             {"kind": m.kind, "submitted": m.submitted, "suite": m.suite, "excerpt": m.excerpt} for m in self.matches]}
+
+
+def parameters() -> dict[str, int | float]:
+    """The settings a verdict depends on, as a results record states them."""
+    return {"ngram": NGRAM, "code_gram": CODE_GRAM, "min_exact_tokens": MIN_EXACT_TOKENS, "pair_gap": PAIR_GAP,
+            "pair_share": PAIR_SHARE, "min_shared_pairs": MIN_SHARED_PAIRS, "code_share": CODE_SHARE,
+            "min_shared_code": MIN_SHARED_CODE, "max_pair_words": MAX_PAIR_WORDS, "common_share": COMMON_SHARE,
+            "min_common_groups": MIN_COMMON_GROUPS}
 
 
 def text_files(root: Path, prefix: str = "") -> list[Document]:

@@ -5,8 +5,11 @@ through the same chat harness as training (agents.chat), K samples each with fix
   resumes without redoing finished episodes; no record is written until every episode of both arms is in.
 - The base arm's episodes are cached by (suite and its version, the items, base model revision, sampling settings,
   harness version, K) under the score cache, and reused by every later submission scored the same way.
-- A verifier error (or an instance that cannot be set up) in either arm excludes the item from both arms, recorded
-  as such, never scored as 0. A failing backend (an endpoint that times out, garbage answers) stops the run: the
+- An episode whose verifier errors (or whose instance cannot be set up) is played again with the same seed, up to
+  RETRIES more times. If it still errors: in the trained arm it scores 0 (a model that breaks the verifier on the
+  items it would fail gains nothing over one that fails them); in the base arm the item cannot be scored fairly, so
+  it is excluded from both arms and the run is incomplete (never ranked). Each arm's retried and unresolved episodes
+  are counted in the record. A failing backend (an endpoint that times out, garbage answers) stops the run: the
   episodes so far are kept for `--resume`, and nothing is published.
 - A profile that scores a subset of the suite (quick) names its own suite in the record ("sample-quick"), so its
   numbers are compared only with runs of the same subset and the record is complete for what it claims.
@@ -28,13 +31,15 @@ from agents.chat import ChatSettings, run_chat_episode
 from agents.render import RenderLimits
 from agents.tools import ToolSettings
 from sandbox.episode import Sandbox
-from scoring.record import PairedItem
+from scoring.record import ArmErrors, PairedItem
 from scoring.suite import Suite, SuiteItem
 
 HARNESS_VERSION = "agents-chat-1"  # bump when the prompts, tools or tool-result text change
 CACHE_VARIABLE = "ARENA_SCORE_CACHE"
 JUDGED = ("scored", "limit_exceeded")
 CONCURRENCY = 2  # episodes played at once: one generates while the other's sandbox starts or verifies
+RETRIES = 2  # an episode whose verifier errored is played again with the same seed up to this many times
+BASE_ERROR = "base_error"  # why an item is excluded: its base arm still errored after every retry
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,7 @@ class Outcome:
     reward: float | None
     outcome: str
     error: str | None = None
+    attempts: int = 1  # plays of this episode (more than one: the verifier errored and it was played again)
 
 
 class EvaluationFailed(RuntimeError):
@@ -145,20 +151,23 @@ class EpisodeLog:
 def play_arm(sandbox: Sandbox, suite: Suite, items: Sequence[SuiteItem], arm: str, backend: ChatBackend,
              profile: Profile, log: EpisodeLog, concurrency: int = CONCURRENCY,
              on_episode: Callable[[Outcome], None] | None = None) -> dict[tuple[str, int], Outcome]:
-    """Every (item, sample) of one arm not already in the log, run concurrently; returns all of the arm's outcomes."""
-    done = {(o.item, o.sample): o for (a, _, _), o in log.done().items() if a == arm}
+    """Every (item, sample) of one arm not already judged in the log (an episode that errored is tried again), run
+    concurrently with retries; returns all of the arm's outcomes."""
+    done = {(o.item, o.sample): o for (a, _, _), o in log.done().items() if a == arm and o.reward is not None}
     todo = [(item, k) for item in items for k in range(profile.samples) if (item.id, k) not in done]
     packages = {item.package: suite.packages[str(item.path.resolve())] for item in items}
 
-    def play(job: tuple[SuiteItem, int]) -> Outcome:
-        item, k = job
+    def once(item: SuiteItem, k: int, attempt: int) -> Outcome:
         session = sandbox.open_episode(packages[item.package], item.instance, f"{arm}:{backend.name}")
         result = run_chat_episode(session, backend, chat_settings(profile, sample_seed(item.id, k)))
         if result.outcome == "agent_error":
             raise EvaluationFailed(f"{arm} arm, item {item.id}: {result.error}")
         judged = result.outcome in JUDGED
-        outcome = Outcome(arm, item.id, k, (result.reward or 0.0) if judged else None, result.outcome,
-                          None if judged else (result.error or "")[:300])
+        return Outcome(arm, item.id, k, (result.reward or 0.0) if judged else None, result.outcome,
+                       None if judged else (result.error or "")[:300], attempt)
+
+    def play(job: tuple[SuiteItem, int]) -> Outcome:
+        outcome = with_retries(lambda attempt: once(*job, attempt))
         log.add(outcome)
         if on_episode:
             on_episode(outcome)
@@ -170,15 +179,28 @@ def play_arm(sandbox: Sandbox, suite: Suite, items: Sequence[SuiteItem], arm: st
     return done
 
 
+def arm_errors(outcomes: dict[tuple[str, int], Outcome]) -> ArmErrors:
+    """An arm's episodes whose verifier (or setup) errored at least once, and those still unjudged after retries."""
+    return ArmErrors(sum(1 for o in outcomes.values() if o.attempts > 1 or o.reward is None),
+                     sum(1 for o in outcomes.values() if o.reward is None))
+
+
+def with_retries(play_once: Callable[[int], Outcome], retries: int = RETRIES) -> Outcome:
+    """play_once(attempt) until its verifier stops erroring, at most 1 + retries times; the last outcome."""
+    outcome = play_once(1)
+    while outcome.reward is None and outcome.attempts <= retries:
+        outcome = play_once(outcome.attempts + 1)
+    return outcome
+
+
 def paired_items(items: Sequence[SuiteItem], samples: int, base: dict[tuple[str, int], Outcome],
                  trained: dict[tuple[str, int], Outcome]) -> list[PairedItem]:
-    """Both arms per item; an item with any unjudged episode (verifier or setup error) is excluded from both."""
+    """Both arms per item (after retries): a trained episode still unjudged scores 0; an item with a base episode
+    still unjudged is excluded from both arms (BASE_ERROR), which makes the run incomplete."""
     paired = []
     for item in items:
-        episodes = [arm[(item.id, k)] for arm in (base, trained) for k in range(samples)]
-        broken = next((e for e in episodes if e.reward is None), None)
-        if broken is not None:
-            paired.append(PairedItem(item.id, item.domain, item.cluster_id, error=broken.outcome))
+        if any(base[(item.id, k)].reward is None for k in range(samples)):
+            paired.append(PairedItem(item.id, item.domain, item.cluster_id, error=BASE_ERROR))
             continue
         paired.append(PairedItem(item.id, item.domain, item.cluster_id,
                                  tuple(base[(item.id, k)].reward or 0.0 for k in range(samples)),

@@ -1,32 +1,46 @@
 """Standings across submissions: which run is current, which runs may be compared, verdicts under multiple
-comparisons, and ranks that show ties as ties.
+comparisons, and ranks derived from paired comparisons of the environments themselves.
 
 - **Current.** Per environment the newest record (by evaluated_at, then run_id) is current; older ones are
   superseded and never ranked.
-- **Comparable groups.** Only records sharing suite, suite version, base model and base revision
-  (`scoring.results.comparable_key`) are ranked together; records of different groups are never compared.
-- **Verdicts.** Within a group, the current complete records' p-values are adjusted with Benjamini–Hochberg;
-  q ≤ 0.05 gives "improves" or "hurts" by the delta's sign, otherwise "no_detectable_change". A record that is
-  not complete is "incomplete", one without statistics (version 1) "untested": neither is ranked.
-- **Rank** = 1 + the number of entries of the group significantly better, where j is significantly better than i
-  when j's interval lies wholly above i's (two disjoint 95% intervals: a conservative test). Entries with no
-  detectable change are unranked (rank None). Sorting the interval ends makes this O(n log n).
-- **Rank interval.** With every entry's items file present (and the items agreeing on domain and cluster), a joint
-  bootstrap resamples the shared units once per replicate for all entries and reads each entry's 2.5th and 97.5th
-  percentile rank. Otherwise the conservative fallback from the intervals: from 1 + the entries certainly better
-  (interval wholly above) to n − the entries certainly worse (interval wholly below).
+- **Ranked at all.** A current record is ranked only when it is complete, tested (version 2, with its items file,
+  whose numbers were recomputed: scoring.verify), passed the contamination gate and names a pinned base revision.
+  Every other record keeps its own numbers and a `reason` why it is not ranked: superseded, incomplete, untested,
+  flagged, unpinned, or incomparable (its items differ from those of the runs it would be compared with).
+- **Comparable groups.** Only records that agree on the suite (name, version and content digest), base model and
+  revision, K, harness version, sampling settings and confidence level (`scoring.results.comparable_key`) are
+  ranked together.
+- **Verdicts** (each run against the base model): the group's p-values adjusted with Benjamini–Hochberg; q ≤ ALPHA
+  gives improves or hurts by the sign of Δ, otherwise no detectable change.
+- **Comparisons between environments.** One joint bootstrap resamples the shared units (clusters within domains)
+  once per replicate for every run of the group, so each replicate holds every run's macro Δ on the same draw: the
+  runs are paired on their shared items and clusters, and the base arm they share cancels in a difference. For a
+  pair (j, k) the standard error of Δ_j − Δ_k is the spread of the replicates' differences, T = (Δ_j − Δ_k) / se,
+  and p is two-sided from Student's t at the smaller of the two runs' degrees of freedom (honest with few
+  clusters, like each run's own interval).
+- **Rank** = 1 + the number of runs better than this one at a false discovery rate of ALPHA across all pairs
+  (Benjamini–Hochberg): runs that cannot be told apart share a rank.
+- **Rank confidence set** (simultaneous, level 1 − ALPHA for all runs at once) = [1 + the runs better, n − the runs
+  worse] by Holm's procedure across all pairs, which controls the chance of any false claim. Holm's rejections are a
+  subset of Benjamini–Hochberg's at the same level, and a run cannot be both better and worse than another, so the
+  rank always lies in its set.
+- **Large groups.** Pairs grow as n²; above PAIRWISE_LIMIT runs the comparisons use the bootstrap range instead:
+  j is better than i when Δ_j − Δ_i exceeds the (1 − ALPHA) quantile of the replicates' range max_j e_j − min_j e_j
+  (e the centred replicates), which bounds every pair at once (family-wise, hence also false-discovery control).
+  Rank = 1 + the runs better, the set [rank, n − the runs worse]; sorting makes it O(n log n) after the bootstrap.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from scoring.items import ItemScores, load_items
+from scoring.items import ItemScores
 from scoring.results import ResultRecord, comparable_key
 from scoring.statistics import (
     HURTS,
@@ -38,13 +52,16 @@ from scoring.statistics import (
     run_chunks,
 )
 from scoring.statistics import verdict as interval_verdict
+from scoring.student_t import two_sided_p
 from taskpkg.domains import DOMAINS
 
 ALPHA = 0.05
-RANK_RESAMPLES = 1_000
-RANK_CONFIDENCE = 0.95
+RANK_RESAMPLES = 2_000
 RANK_SEED = 0
-INCOMPLETE, UNTESTED = "incomplete", "untested"
+PAIRWISE_LIMIT = 1_000
+UNPINNED = ("", "unpinned", "latest", "main")
+INCOMPLETE, UNTESTED, FLAGGED, SUPERSEDED = "incomplete", "untested", "flagged", "superseded"
+UNPINNED_REASON, INCOMPARABLE = "unpinned", "incomparable"
 
 
 @dataclass(frozen=True)
@@ -59,10 +76,12 @@ class Standing:
     q_value: float | None
     group: tuple
     superseded: bool
+    reason: str | None = None  # why it is not ranked (None: ranked)
 
 
-def standings(records: Sequence[ResultRecord], results_dir: Path | None = None) -> dict[str, Standing]:
-    """Every record's standing, keyed by run_id. results_dir, when given, is searched for items files."""
+def standings(records: Sequence[ResultRecord], items: Mapping[str, ItemScores] | None = None) -> dict[str, Standing]:
+    """Every record's standing, keyed by run_id; items maps run ids to their checked items files."""
+    items = items or {}
     newest: dict[str, ResultRecord] = {}
     for record in records:
         held = newest.get(record.environment)
@@ -71,112 +90,148 @@ def standings(records: Sequence[ResultRecord], results_dir: Path | None = None) 
     out: dict[str, Standing] = {}
     groups: dict[tuple, list[ResultRecord]] = defaultdict(list)
     for record in records:
-        group = comparable_key(record)
-        if newest[record.environment] is not record:
-            out[record.run_id] = Standing(record.run_id, record.environment, None, None, _alone(record), None,
-                                          group, True)
-        elif _rankable(record):
-            groups[group].append(record)
+        superseded = newest[record.environment] is not record
+        reason = SUPERSEDED if superseded else unranked_reason(record, record.run_id in items)
+        if reason is None:
+            groups[comparable_key(record)].append(record)
         else:
-            out[record.run_id] = Standing(record.run_id, record.environment, None, None, _alone(record), None,
-                                          group, False)
+            out[record.run_id] = _unranked(record, reason, superseded)
     for group, members in groups.items():
-        out.update(_rank_group(group, members, results_dir))
+        out.update(_rank_group(group, members, items))
     return out
 
 
-def _rankable(record: ResultRecord) -> bool:
-    return record.complete and record.p_value is not None and record.macro_interval is not None
-
-
-def _alone(record: ResultRecord) -> str:
-    """A verdict from the record alone (for records outside any ranking)."""
+def unranked_reason(record: ResultRecord, has_items: bool) -> str | None:
+    """Why a current record cannot be ranked, or None when it can."""
     if not record.complete:
         return INCOMPLETE
-    if record.macro_interval is None or record.p_value is None:
+    if record.version != 2 or record.macro_interval is None or record.p_value is None or not has_items:
         return UNTESTED
-    return interval_verdict(record.macro_interval)
+    if record.contamination == "flagged":
+        return FLAGGED
+    if (record.base_revision or "").strip().lower() in UNPINNED:
+        return UNPINNED_REASON
+    return None
 
 
-def _rank_group(group: tuple, members: list[ResultRecord], results_dir: Path | None) -> dict[str, Standing]:
+def _unranked(record: ResultRecord, reason: str, superseded: bool) -> Standing:
+    verdict = reason if reason in (INCOMPLETE, UNTESTED) else interval_verdict(record.macro_interval) \
+        if record.macro_interval else UNTESTED
+    return Standing(record.run_id, record.environment, None, None, verdict, None, comparable_key(record),
+                    superseded, reason)
+
+
+def _placement(scores: ItemScores) -> str:
+    """A digest of which items a run scored, in which domain and cluster: runs are paired only on the same ones."""
+    rows = sorted(zip(scores.ids, scores.domains, scores.clusters, strict=True))
+    return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
+
+
+def _rank_group(group: tuple, members: list[ResultRecord], items: Mapping[str, ItemScores]) -> dict[str, Standing]:
+    placements = [_placement(items[r.run_id]) for r in members]
+    common = max(set(placements), key=lambda p: (placements.count(p), p))
+    out = {r.run_id: _unranked(r, INCOMPARABLE, False) for r, p in zip(members, placements, strict=True)
+           if p != common}
+    members = [r for r, p in zip(members, placements, strict=True) if p == common]
     deltas = np.array([r.macro_delta for r in members])
-    lows = np.array([r.macro_interval[0] for r in members])  # type: ignore[index]
-    highs = np.array([r.macro_interval[1] for r in members])  # type: ignore[index]
     q_values = benjamini_hochberg([r.p_value for r in members])  # type: ignore[misc]
+    better, better_sure, worse_sure = compare(members, [items[r.run_id] for r in members])
     n = len(members)
-    better = n - np.searchsorted(np.sort(lows), highs, side="right")  # entries whose low is above my high
-    worse = np.searchsorted(np.sort(highs), lows, side="left")  # entries whose high is below my low
-    intervals = _joint_rank_intervals(members, results_dir) if results_dir is not None and n > 1 else None
-    if intervals is None:
-        intervals = np.stack([1 + better, n - worse], axis=1)
-    out = {}
     for i, record in enumerate(members):
         significant = q_values[i] <= ALPHA and deltas[i] != 0
         verdict = (IMPROVES if deltas[i] > 0 else HURTS) if significant else NO_CHANGE
-        out[record.run_id] = Standing(
-            record.run_id, record.environment, None if verdict == NO_CHANGE else int(1 + better[i]),
-            (int(intervals[i, 0]), int(intervals[i, 1])), verdict, float(q_values[i]), group, False)
+        out[record.run_id] = Standing(record.run_id, record.environment, int(1 + better[i]),
+                                      (int(1 + better_sure[i]), int(n - worse_sure[i])), verdict,
+                                      float(q_values[i]), group, False)
     return out
 
 
-def _joint_rank_intervals(members: list[ResultRecord], results_dir: Path) -> np.ndarray | None:
-    """Percentile rank intervals from a joint bootstrap over the shared items; None when an items file is missing
-    or the files disagree about an item's domain or cluster."""
-    scores = [load_items(results_dir, record) for record in members]
-    if any(s is None for s in scores):
-        return None
-    present = [s for s in scores if s is not None]
-    placement = _shared_placement(present)
-    if placement is None:
-        return None
-    ids, domains, clusters = placement
-    layout = make_layout(domains, clusters, DOMAINS)
-    position = {item: i for i, item in enumerate(ids)}
-    sums = np.zeros((layout.units, len(present)))
-    counts = np.zeros((layout.units, len(present)))
-    for e, score in enumerate(present):
-        units = layout.item_unit[[position[i] for i in score.ids]]
+def compare(members: Sequence[ResultRecord], scores: Sequence[ItemScores],
+            resamples: int = RANK_RESAMPLES, seed: int = RANK_SEED) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per run: how many runs are better at a false discovery rate of ALPHA, and how many are surely better and
+    surely worse (simultaneously, at level ALPHA); from one joint bootstrap (see the module doc)."""
+    n = len(members)
+    if n == 1:
+        zero = np.zeros(1, dtype=np.intp)
+        return zero, zero, zero
+    deltas = np.array([r.macro_delta for r in members])
+    replicates = joint_replicates(scores, resamples, seed)
+    if n > PAIRWISE_LIMIT:
+        return _range_comparisons(deltas, replicates)
+    dfs = np.array([r.macro_df if r.macro_df is not None else np.inf for r in members])
+    return _pairwise_comparisons(deltas, replicates, dfs)
+
+
+def joint_replicates(scores: Sequence[ItemScores], resamples: int = RANK_RESAMPLES,
+                     seed: int = RANK_SEED) -> np.ndarray:
+    """(resamples, runs) replicate macro Δs of runs that scored the same items, all drawn from the same resampled
+    units per replicate (each domain's deviations rescaled like a run's own bootstrap)."""
+    first = scores[0]
+    layout = make_layout(first.domains, first.clusters, DOMAINS)
+    position = {item: i for i, item in enumerate(first.ids)}
+    sums = np.empty((layout.units, len(scores)))
+    for e, score in enumerate(scores):
+        order = np.fromiter((position[i] for i in score.ids), dtype=np.intp, count=len(score.ids))
+        units = layout.item_unit[order]
         sums[:, e] = np.bincount(units, weights=np.subtract(score.trained, score.base), minlength=layout.units)
-        counts[:, e] = np.bincount(units, minlength=layout.units)
-    bounds = layout.bounds
-    domain_sums = np.add.reduceat(sums, bounds[:-1], axis=0)
-    domain_counts = np.add.reduceat(counts, bounds[:-1], axis=0)
-    if np.any(domain_counts == 0):
-        return None  # an entry has no item in some domain: the runs do not share the suite's domains
-    observed = domain_sums / domain_counts  # (domains, entries)
-    inflation = layout.inflation()[:, None]
+    sizes, bounds = layout.unit_sizes, layout.bounds
+    observed = np.add.reduceat(sums, bounds[:-1], axis=0) / layout.domain_items()[:, None]  # (domains, runs)
+    inflation = layout.inflation()
+    domains = len(layout.domains)
 
     def work(rng: np.random.Generator, size: int) -> np.ndarray:
-        macro = np.zeros((size, len(present)))
+        macro = np.zeros((size, len(scores)))
         for d, index in enumerate(draw_units(layout, rng, size)):
             start, m = int(bounds[d]), layout.unit_count(d)
             local = (index - start) + (np.arange(size)[:, None] * m)
             drawn = np.bincount(local.ravel(), minlength=size * m).reshape(size, m).astype(np.float64)
-            numerator, denominator = drawn @ sums[start:start + m], drawn @ counts[start:start + m]
-            replicate = np.divide(numerator, denominator, out=np.broadcast_to(observed[d], numerator.shape).copy(),
-                                  where=denominator > 0)
+            replicate = (drawn @ sums[start:start + m]) / (drawn @ sizes[start:start + m])[:, None]
             macro += observed[d] + (replicate - observed[d]) * inflation[d]
-        return np.stack([_competition_ranks(row) for row in macro])
+        return macro / domains
 
-    ranks = np.concatenate(run_chunks(work, RANK_SEED, RANK_RESAMPLES, layout.units * len(present), None))
-    tail = (1 - RANK_CONFIDENCE) / 2 * 100
-    low = np.percentile(ranks, tail, axis=0, method="lower")
-    high = np.percentile(ranks, 100 - tail, axis=0, method="higher")
-    return np.stack([low, high], axis=1).astype(int)
+    return np.concatenate(run_chunks(work, seed, resamples, layout.units * len(scores), None))
 
 
-def _shared_placement(scores: list[ItemScores]) -> tuple[list[str], list[str], list[str | None]] | None:
-    """Every item id of the runs with its domain and cluster; None when two runs place an item differently."""
-    placed: dict[str, tuple[str, str | None]] = {}
-    for score in scores:
-        for item, domain, cluster in zip(score.ids, score.domains, score.clusters, strict=True):
-            if placed.setdefault(item, (domain, cluster)) != (domain, cluster):
-                return None
-    ids = list(placed)
-    return ids, [placed[i][0] for i in ids], [placed[i][1] for i in ids]
+def _pairwise_comparisons(deltas: np.ndarray, replicates: np.ndarray,
+                          dfs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    n = deltas.size
+    centred = replicates - replicates.mean(axis=0)
+    covariance = centred.T @ centred / (replicates.shape[0] - 1)
+    j, k = np.triu_indices(n, 1)
+    variance = np.maximum(covariance[j, j] + covariance[k, k] - 2 * covariance[j, k], 0.0)
+    difference = deltas[j] - deltas[k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(variance > 0, np.abs(difference) / np.sqrt(variance), np.where(difference != 0, np.inf, 0.0))
+    p = two_sided_p(t, np.minimum(dfs[j], dfs[k]))
+    discovered = benjamini_hochberg(p) <= ALPHA
+    sure = holm(p, ALPHA)
+    return (_count_better(j, k, difference, discovered, n), _count_better(j, k, difference, sure, n),
+            _count_better(j, k, -difference, sure, n))
 
 
-def _competition_ranks(values: np.ndarray) -> np.ndarray:
-    """1 + the number of values strictly greater, for each value (ties share a rank)."""
-    ordered = np.sort(values)
-    return values.size - np.searchsorted(ordered, values, side="right") + 1
+def _count_better(j: np.ndarray, k: np.ndarray, difference: np.ndarray, found: np.ndarray, n: int) -> np.ndarray:
+    """Per run, how many runs beat it among the found pairs (difference = Δ_j − Δ_k of pair (j, k))."""
+    winners_over_k = found & (difference > 0)  # j beats k
+    winners_over_j = found & (difference < 0)  # k beats j
+    return np.bincount(k[winners_over_k], minlength=n) + np.bincount(j[winners_over_j], minlength=n)
+
+
+def holm(p_values: np.ndarray, alpha: float) -> np.ndarray:
+    """Holm's step-down rejections (family-wise error ≤ alpha), in the input's order; O(m log m)."""
+    m = p_values.size
+    order = np.argsort(p_values, kind="stable")
+    passes = p_values[order] <= alpha / (m - np.arange(m))
+    stop = int(np.argmin(passes)) if not passes.all() else m
+    rejected = np.zeros(m, dtype=bool)
+    rejected[order[:stop]] = True
+    return rejected
+
+
+def _range_comparisons(deltas: np.ndarray, replicates: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    centred = replicates - replicates.mean(axis=0)
+    spread = centred.max(axis=1) - centred.min(axis=1)
+    critical = float(np.quantile(spread, 1 - ALPHA))
+    ordered = np.sort(deltas)
+    better = deltas.size - np.searchsorted(ordered, deltas + critical, side="right")
+    worse = np.searchsorted(ordered, deltas - critical, side="left")
+    return better, better, worse

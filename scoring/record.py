@@ -1,8 +1,10 @@
 """Turn a run's per-item rewards into its version-2 record and items file: what `arena score` calls last.
 
 An evaluation hands over, per suite item, the K rewards of each arm (base and trained) or the reason the item was
-excluded from both (a verifier error in either arm is never scored as 0), plus the run's metadata. `write_run`
-computes the statistics (`scoring.statistics`), derives the reproducible run id and writes
+excluded from both (the base arm's verifier still erred after retries; a trained arm's unresolved error is already a
+0), plus the run's metadata: everything a reader needs to reproduce and compare the numbers (the suite's content
+digest, sampling settings, K, harness version, library versions, the gate's parameters, the base model's revision).
+`write_run` computes the statistics (`scoring.statistics`), derives the reproducible run id and writes
 `results/<environment>/<run_id>.json` and its `.items.json` atomically.
 """
 
@@ -21,7 +23,7 @@ from scoring.results import ResultRecord, write_record
 from scoring.statistics import CONFIDENCE, RESAMPLES, item_means, summarize
 from taskpkg.domains import DOMAINS
 
-METHOD = "paired-stratified-cluster-bootstrap"
+METHOD = "stratified-cluster-bootstrap-t"  # bootstrap standard errors, t intervals at Satterthwaite's df
 
 
 @dataclass(frozen=True)
@@ -33,7 +35,7 @@ class PairedItem:
     cluster: str | None  # the hashed cluster id, or None
     base: tuple[float, ...] = ()
     trained: tuple[float, ...] = ()
-    error: str | None = None  # e.g. "verifier_error"
+    error: str | None = None  # why it is excluded from both arms, e.g. "base_error"
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class SuiteInfo:
     version: str
     items: int
     public: bool
+    digest: str  # scoring.suite.suite_digest: "sha256:<64 hex>" over items, instances and packages
 
 
 @dataclass(frozen=True)
@@ -70,6 +73,14 @@ class Settings:
 
 
 @dataclass(frozen=True)
+class ArmErrors:
+    """One arm's episodes whose verifier (or setup) errored: at least once, and still after every retry."""
+
+    retried: int = 0
+    unresolved: int = 0
+
+
+@dataclass(frozen=True)
 class RunInfo:
     """Everything about a run except its rewards."""
 
@@ -83,9 +94,13 @@ class RunInfo:
     harness_version: str
     training: TrainingSummary
     contamination: dict  # the gate's public verdict: {"verdict": "pass" or "flagged"}
+    sampling: dict  # the scoring profile: tokens, temperature, tool limits (scoring.evaluation.Profile)
+    libraries: dict[str, str]  # versions of the libraries the numbers depend on
+    gate: dict  # the contamination gate's parameters
+    retries: int  # plays of an errored episode after the first
+    errors: dict[str, ArmErrors] = field(default_factory=lambda: {"base": ArmErrors(), "trained": ArmErrors()})
     pr: int | None = None
     contributor: str | None = None
-    evaluation_manifest_digest: str | None = None
     settings: Settings = field(default_factory=Settings)
 
 
@@ -94,8 +109,9 @@ def run_id(run: RunInfo) -> str:
     identity = {"environment": run.environment, "commit": run.commit,
                 "training_manifest": run.training.manifest_digest, "adapter": run.adapter_digest,
                 "base_model": run.base_model, "base_revision": run.base_revision, "suite": run.suite.name,
-                "suite_version": run.suite.version, "samples_per_item": run.samples_per_item,
-                "harness_version": run.harness_version, "statistics": asdict(run.settings)}
+                "suite_version": run.suite.version, "suite_digest": run.suite.digest,
+                "samples_per_item": run.samples_per_item, "harness_version": run.harness_version,
+                "sampling": run.sampling, "statistics": asdict(run.settings)}
     canonical = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
@@ -127,15 +143,14 @@ def build_run(items: Sequence[PairedItem], run: RunInfo, evaluated_at: datetime 
     if len(items) > run.suite.items:
         raise ValueError(f"{len(items)} items given but the suite has {run.suite.items}")
     base, trained = item_means([i.base for i in scored]), item_means([i.trained for i in scored])
-    settings = run.settings
-    summary = summarize([i.domain for i in scored], [i.cluster for i in scored], base, trained,
-                        resamples=settings.resamples, confidence=settings.confidence, seed=settings.seed,
-                        order=DOMAINS)
     identifier = run_id(run)
-    dropped = Counter(i.domain for i in excluded)
-    domains = {d.domain: {"items": d.items, **({"excluded": dropped[d.domain]} if dropped[d.domain] else {}),
-                          "base": d.base, "trained": d.trained, "delta": d.delta, "interval": list(d.interval)}
-               for d in summary.domains}
+    items_file = {
+        "items_version": 1, "run_id": identifier, "environment": run.environment,
+        "suite": {"name": run.suite.name, "version": run.suite.version}, "samples_per_item": run.samples_per_item,
+        "items": [{"id": i.item, "domain": i.domain, "cluster": i.cluster, "base": float(b), "trained": float(t)}
+                  for i, b, t in zip(scored, base, trained, strict=True)],
+        "excluded": [{"id": i.item, "domain": i.domain, "reason": i.error} for i in excluded],
+    }
     moment = (evaluated_at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     training = run.training
     record = {
@@ -145,33 +160,44 @@ def build_run(items: Sequence[PairedItem], run: RunInfo, evaluated_at: datetime 
         "base_model": {"name": run.base_model, "revision": run.base_revision},
         "adapter_digest": run.adapter_digest,
         "suite": {"name": run.suite.name, "version": run.suite.version, "items": run.suite.items,
-                  "public": run.suite.public},
-        "samples_per_item": run.samples_per_item,
+                  "public": run.suite.public, "digest": run.suite.digest},
+        "samples_per_item": run.samples_per_item, "harness_version": run.harness_version,
+        "sampling": run.sampling, "libraries": run.libraries,
         "evaluated_at": moment.isoformat().replace("+00:00", "Z"),
-        "complete": len(items) == run.suite.items,
-        "domains": domains,
-        "macro": {"base": summary.base, "trained": summary.trained, "delta": summary.delta,
-                  "interval": list(summary.interval), "p_value": summary.p_value,
-                  "normalized_gain": summary.normalized_gain},
-        "verdict": summary.verdict,
-        "statistics": {"method": METHOD, "resamples": settings.resamples, "confidence": settings.confidence,
-                       "seed": settings.seed},
-        "contamination": run.contamination,
+        "complete": not excluded and len(items) == run.suite.items,
+        "evaluation": {"retries": run.retries,
+                       "errors": {arm: asdict(run.errors.get(arm, ArmErrors())) for arm in ("base", "trained")}},
+        **statistics_fields(items_file, run.settings),
+        "contamination": {**run.contamination, "parameters": run.gate},
         "training": {"manifest_digest": training.manifest_digest, "recipe": training.recipe,
                      "recipe_hash": training.recipe_hash, "steps": training.steps, "gpu_hours": training.gpu_hours,
                      "wall_s": training.wall_s, "hardware": training.hardware,
                      **({"reward_curve": [list(p) for p in training.reward_curve]} if training.reward_curve else {})},
-        **({"evaluation_manifest_digest": run.evaluation_manifest_digest}
-           if run.evaluation_manifest_digest else {}),
-    }
-    items_file = {
-        "items_version": 1, "run_id": identifier, "environment": run.environment,
-        "suite": {"name": run.suite.name, "version": run.suite.version}, "samples_per_item": run.samples_per_item,
-        "items": [{"id": i.item, "domain": i.domain, "cluster": i.cluster, "base": float(b), "trained": float(t)}
-                  for i, b, t in zip(scored, base, trained, strict=True)],
-        "excluded": [{"id": i.item, "domain": i.domain, "reason": i.error} for i in excluded],
     }
     return record, items_file
+
+
+def statistics_fields(items_file: dict, settings: Settings) -> dict:
+    """The record's numbers computed from an items file: domains, macro, verdict and the statistics settings. The
+    one definition both the writer and every reader that checks a record (scoring.verify) use."""
+    rows = items_file["items"]
+    summary = summarize([r["domain"] for r in rows], [r["cluster"] for r in rows], [r["base"] for r in rows],
+                        [r["trained"] for r in rows], resamples=settings.resamples,
+                        confidence=settings.confidence, seed=settings.seed, order=DOMAINS)
+    dropped = Counter(r["domain"] for r in items_file["excluded"])
+    domains = {d.domain: {"items": d.items, **({"excluded": dropped[d.domain]} if dropped[d.domain] else {}),
+                          "units": d.units, "clustered": d.clustered, "base": d.base, "trained": d.trained,
+                          "delta": d.delta, "se": d.se, "interval": list(d.interval)}
+               for d in summary.domains}
+    return {
+        "domains": domains,
+        "macro": {"base": summary.base, "trained": summary.trained, "delta": summary.delta, "se": summary.se,
+                  "df": summary.df, "interval": list(summary.interval), "p_value": summary.p_value,
+                  "normalized_gain": summary.normalized_gain},
+        "verdict": summary.verdict,
+        "statistics": {"method": METHOD, "resamples": settings.resamples, "confidence": settings.confidence,
+                       "seed": settings.seed},
+    }
 
 
 def write_run(results_dir: Path, items: Sequence[PairedItem], run: RunInfo,

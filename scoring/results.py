@@ -49,6 +49,8 @@ class DomainResult:
     trained: float
     delta: float
     interval: tuple[float, float] | None  # None in version 1
+    units: int | None = None  # resampling units (clusters, or items of a one-family domain); None in version 1
+    clustered: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,11 @@ class ResultRecord:
     recipe: str | None
     reward_curve: tuple[tuple[int, float], ...]
     raw: dict
+    suite_digest: str | None = None  # version 2 only, like the fields below
+    samples_per_item: int | None = None
+    harness_version: str | None = None
+    macro_se: float | None = None
+    macro_df: float | None = None
 
     @property
     def evaluated(self) -> datetime:
@@ -94,9 +101,14 @@ def parse_time(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def comparable_key(record: ResultRecord) -> tuple[str | None, str | None, str, str | None]:
-    """What two records must share to be compared: suite, suite version, base model and its revision."""
-    return (record.suite, record.suite_version, record.base_model, record.base_revision)
+def comparable_key(record: ResultRecord) -> tuple:
+    """What two records must share to be compared: the suite (name, version and content digest), the base model and
+    its revision, K, the harness version, the sampling settings and the confidence level."""
+    raw = record.raw
+    sampling = json.dumps(raw.get("sampling"), sort_keys=True) if record.version == 2 else None
+    confidence = raw.get("statistics", {}).get("confidence") if record.version == 2 else None
+    return (record.suite, record.suite_version, record.suite_digest, record.base_model, record.base_revision,
+            record.samples_per_item, record.harness_version, sampling, confidence)
 
 
 @cache
@@ -157,7 +169,8 @@ def _parse_v1(data: dict, source: str) -> ResultRecord:
 
 def _parse_v2(data: dict, source: str) -> ResultRecord:
     validate(data, "results-v2.schema.json", source)
-    domains = tuple(DomainResult(name, d["items"], d["base"], d["trained"], d["delta"], _interval(d["interval"]))
+    domains = tuple(DomainResult(name, d["items"], d["base"], d["trained"], d["delta"], _interval(d["interval"]),
+                                 d["units"], d["clustered"])
                     for name, d in _in_domain_order(data["domains"]))
     macro, training = data["macro"], data["training"]
     _check_consistency(domains, macro, data["suite"]["items"], source)
@@ -171,7 +184,8 @@ def _parse_v2(data: dict, source: str) -> ResultRecord:
         normalized_gain=macro["normalized_gain"], verdict=data["verdict"],
         contamination=data["contamination"]["verdict"], gpu_hours=training["gpu_hours"], steps=training["steps"],
         recipe=training["recipe"], reward_curve=tuple((int(s), float(r)) for s, r in training.get("reward_curve", ())),
-        raw=data)
+        raw=data, suite_digest=data["suite"]["digest"], samples_per_item=data["samples_per_item"],
+        harness_version=data["harness_version"], macro_se=macro["se"], macro_df=macro["df"])
 
 
 def _check_consistency(domains: tuple[DomainResult, ...], macro: dict, suite_items: int, source: str) -> None:
@@ -218,7 +232,7 @@ def read_json(path: Path, max_bytes: int = MAX_BYTES) -> object:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
             raise ResultsError(f"{path}: not a regular file of at most {max_bytes} bytes")
-        raw = handle.read(max_bytes + 1)
+        raw = handle.read(info.st_size + 1)  # no bigger buffer than the file: the cap is checked above
     try:
         return json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -236,17 +250,6 @@ def record_paths(results_dir: Path) -> Iterator[tuple[Path, int]]:
                     yield inner, 2
         elif path.suffix == ".json":
             yield path, 1  # read_json refuses anything but a regular file
-
-
-def load_records(results_dir: Path | None) -> list[ResultRecord]:
-    """Every record under results_dir (both layouts; items files skipped), by environment then time.
-
-    [] when the folder is absent. Raises ResultsError for the first file that cannot be used.
-    """
-    if results_dir is None or not results_dir.is_dir():
-        return []
-    records = [load_record_file(path, version) for path, version in record_paths(results_dir)]
-    return sorted(records, key=lambda r: (r.environment, r.evaluated, r.run_id))
 
 
 def load_record_file(path: Path, version: int) -> ResultRecord:
@@ -287,14 +290,15 @@ def write_record(results_dir: Path, data: dict, items: dict | None = None) -> Re
 
 
 def accept_job_result(payload: object, environment: str, commit: str, source: str,
-                      max_bytes: int = MAX_BYTES) -> tuple[dict, dict | None, ResultRecord]:
+                      max_bytes: int = MAX_BYTES) -> tuple[dict, dict, ResultRecord]:
     """A job's result block (launch.result_block), read as untrusted data: a complete version-2 record for exactly
-    this environment and commit, within size, and its items file consistent with it. Returns (record data, items
-    data, parsed record); raises ResultsError naming source and what is wrong."""
+    this environment and commit, within size, with its items file, every number of the record recomputed from the
+    items (scoring.verify). Returns (record data, items data, parsed record); raises ResultsError naming source and
+    what is wrong (the field, for numbers that do not follow from the items)."""
     if not isinstance(payload, dict) or not isinstance(payload.get("record"), dict):
         raise ResultsError(f"{source}: the result holds no results record")
     data, items = payload["record"], payload.get("items")
-    if len(json.dumps(data)) > max_bytes or (items is not None and len(json.dumps(items)) > 4 * max_bytes):
+    if len(json.dumps(data)) > max_bytes or (items is not None and len(json.dumps(items)) > 16 * max_bytes):
         raise ResultsError(f"{source}: the results record is larger than the {max_bytes} bytes a record may hold")
     record = parse_record(data, source)
     if record.version != 2:
@@ -305,8 +309,8 @@ def accept_job_result(payload: object, environment: str, commit: str, source: st
     if not record.complete:
         raise ResultsError(f"{source}: the record says the run is incomplete; nothing is published from a partial "
                            "run")
-    if items is not None:
-        from scoring.items import parse_items  # items imports this module
+    from scoring.verify import check_record  # verify imports this module
 
-        parse_items(items, f"{source} (items)", record)
+    check_record(record, items, source)
+    assert isinstance(items, dict)
     return data, items, record

@@ -8,20 +8,24 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from importlib import metadata
 from pathlib import Path
 
 from agents.backends import BackendError, ChatBackend
 from agents.models import ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
+from scoring import contamination as gate
 from scoring.evaluation import (
     CONCURRENCY,
     HARNESS_VERSION,
     PROFILES,
+    RETRIES,
     EpisodeLog,
     EvaluationFailed,
     Outcome,
     Profile,
+    arm_errors,
     base_cache_key,
     paired_items,
     play_arm,
@@ -31,11 +35,12 @@ from scoring.evaluation import (
 from scoring.gate_run import GateError, run_gate
 from scoring.record import RunInfo, SuiteInfo, TrainingSummary, write_run
 from scoring.results import ResultRecord
-from scoring.suite import Suite
+from scoring.suite import Suite, suite_digest
 from taskpkg.digest import tree_digest
 from taskpkg.model import TaskPackage
 
 HARDWARE_CHARS = 200
+LIBRARIES = ("numpy", "posttrain-arena", "torch", "transformers", "peft", "trl", "vllm")  # recorded when installed
 
 
 class ScoringError(RuntimeError):
@@ -80,6 +85,12 @@ def training_summary(manifest_path: Path) -> tuple[dict, TrainingSummary]:
     if manifest.get("status") != "completed":
         raise ScoringError(f"{manifest_path}: the training run did not complete ({manifest.get('reason')})")
     return manifest, summary
+
+
+def library_versions() -> dict[str, str]:
+    """The installed versions of the libraries a run's numbers depend on (those of LIBRARIES that are installed)."""
+    installed = {(d.metadata["Name"] or "").lower(): d.version for d in metadata.distributions()}
+    return {name: installed[name] for name in LIBRARIES if name in installed}
 
 
 def _hardware(info: dict) -> str:
@@ -156,9 +167,12 @@ def score(package: TaskPackage, suite: Suite, options: ScoreOptions,
         environment=package.name, commit=commit, base_model=manifest["base_model"]["name"],
         base_revision=base_revision, adapter_digest="sha256:" + tree_digest(options.adapter),
         suite=SuiteInfo(f"{suite.name}-{options.profile.name}" if subset else suite.name, suite.version,
-                        len(items), suite.public),
+                        len(items), suite.public, suite_digest(suite)),
         samples_per_item=options.profile.samples, harness_version=f"{options.profile.name}/{HARNESS_VERSION}",
-        training=training, contamination=contamination, pr=options.pr, contributor=options.contributor)
+        training=training, contamination=contamination, sampling=asdict(options.profile),
+        libraries=library_versions(), gate=gate.parameters(), retries=RETRIES,
+        errors={"base": arm_errors(base_outcomes), "trained": arm_errors(trained_outcomes)},
+        pr=options.pr, contributor=options.contributor)
     try:
         return write_run(options.out / "results", paired, run)
     except ValueError as exc:

@@ -9,12 +9,18 @@ Pure numpy, no I/O. Definitions (docs in scoring/README.md):
 - **Resampling units.** Within a domain, items that share a cluster id (a task family) are resampled together; an
   item without one is its own unit. A domain whose items all share one cluster has no between-cluster variation to
   measure, so its items are resampled one by one instead (the sample suite's one-package-per-domain case).
-- **Interval.** A paired bootstrap stratified by domain: each replicate draws, in every domain independently, as
-  many units as it has, with replacement, and recomputes each domain's delta (summed differences over summed item
+- **Standard errors.** A paired bootstrap stratified by domain: each replicate draws, in every domain independently,
+  as many units as it has, with replacement, and recomputes each domain's delta (summed differences over summed item
   counts). The bootstrap's spread of a mean over m units is sqrt((m − 1) / m) too small; each domain's replicate
-  deviations are scaled back up by sqrt(m / (m − 1)) (the rescaled bootstrap for stratified samples), then the
-  percentile interval is read off. Chunks of replicates draw from child seeds of one SeedSequence, so the result
-  depends on the seed only, never on the number of threads.
+  deviations are scaled back up by sqrt(m / (m − 1)) (the rescaled bootstrap for stratified samples). The standard
+  deviation of the replicates is the standard error. Chunks of replicates draw from child seeds of one SeedSequence,
+  so the result depends on the seed only, never on the number of threads.
+- **Interval: honest with few clusters.** A percentile interval of a cluster bootstrap is too narrow when a domain
+  has only a few clusters (the bootstrap's spread is itself estimated from m units: 93.4% coverage at three clusters a
+  domain in simulation). The interval is therefore Δ ± t · se with Student's t quantile at the degrees of freedom the
+  clusters give: m − 1 for a domain of m units, and for the macro Δ Satterthwaite's ν = (Σ v_d)² / Σ (v_d² / (m_d −
+  1)) over the domains' variance shares v_d. Simulated coverage: 96.8%, 95.6%, 94.4% at 3, 6, 12 clusters a domain
+  (tests/test_scoring_statistics.py). A domain of a single unit has no spread to measure: its interval is [−1, 1].
 - **Drawing.** Two exact shortcuts, neither changing the distribution: a domain of single items on a lattice
   (binary rewards) draws its mean from the exact bootstrap distribution (`LatticeMean`); any other domain looks its
   draws up k at a time in a table of every k-tuple's sum (`TupleSums`): one uniform index below m**k is k
@@ -36,6 +42,8 @@ from typing import TypeVar
 
 import numpy as np
 
+from scoring.student_t import quantile
+
 RESAMPLES = 10_000
 CONFIDENCE = 0.95
 CHUNK_DRAWS = 1 << 19  # unit draws per chunk: big enough to amortise numpy's per-call cost, few enough to share out
@@ -43,6 +51,7 @@ MIN_CHUNK = 256
 PARALLEL_DRAWS = 1 << 22  # below this many draws in all, threads cost more than they save
 INDEX_SPAN = 1 << 16  # indices below this are drawn as 16-bit pieces of raw random words
 IMPROVES, NO_CHANGE, HURTS = "improves", "no_detectable_change", "hurts"
+UNKNOWN_INTERVAL = (-1.0, 1.0)  # what a single unit tells of its domain's spread: nothing
 SIGN_FLIP_STREAM = 0x5F11  # the permutation test draws from its own stream of the seed
 T = TypeVar("T")
 
@@ -346,15 +355,37 @@ def percentile_interval(replicates: np.ndarray, confidence: float = CONFIDENCE) 
     return np.percentile(replicates, [tail, 100 - tail], axis=0)
 
 
+def satterthwaite(variances: np.ndarray, dfs: np.ndarray) -> float:
+    """Degrees of freedom of a sum of independent variance estimates v_d with df_d each: (Σ v)² / Σ (v² / df).
+
+    Parts without degrees of freedom (a single unit) add nothing; with no variance at all, the total df."""
+    usable = dfs >= 1
+    total = float(variances[usable].sum())
+    if total <= 0:
+        return float(dfs[usable].sum()) if usable.any() else 0.0
+    return total**2 / float(np.sum(variances[usable] ** 2 / dfs[usable]))
+
+
+def t_interval(center: float, se: float, df: float, confidence: float = CONFIDENCE) -> tuple[float, float]:
+    """center ± t_df · se, within [−1, 1]; UNKNOWN_INTERVAL when df < 1 (a single unit: no spread to measure)."""
+    if df < 1:
+        return UNKNOWN_INTERVAL
+    half = quantile((1 + confidence) / 2, df) * se
+    return (max(-1.0, center - half), min(1.0, center + half))
+
+
 @dataclass(frozen=True)
 class DomainSummary:
-    """One domain of a run."""
+    """One domain of a run: units are clusters (clustered) or single items; df = units − 1."""
 
     domain: str
     items: int
+    units: int
+    clustered: bool
     base: float
     trained: float
     delta: float
+    se: float
     interval: tuple[float, float]
 
 
@@ -366,6 +397,8 @@ class Summary:
     base: float
     trained: float
     delta: float
+    se: float
+    df: float
     interval: tuple[float, float]
     p_value: float
     normalized_gain: float | None
@@ -397,16 +430,19 @@ def summarize(domains: Sequence[str], clusters: Sequence[str | None], base: Sequ
     base_d, trained_d = domain_means(layout, base_arr), domain_means(layout, trained_arr)
     delta_d = trained_d - base_d
     replicates = bootstrap_domain_deltas(layout, differences, resamples, seed, workers)
-    domain_intervals = percentile_interval(replicates, confidence)
-    macro_interval = percentile_interval(replicates.mean(axis=1), confidence)
+    domain_se = replicates.std(axis=0, ddof=1)
+    units = np.diff(layout.bounds)
+    macro_se = float(replicates.mean(axis=1).std(ddof=1))
+    df = satterthwaite((domain_se / len(layout.domains)) ** 2, (units - 1).astype(np.float64))
     items = layout.domain_items().astype(int)
-    rows = tuple(DomainSummary(name, int(items[d]), float(base_d[d]), float(trained_d[d]), float(delta_d[d]),
-                               (float(domain_intervals[0, d]), float(domain_intervals[1, d])))
+    rows = tuple(DomainSummary(name, int(items[d]), int(units[d]), layout.clustered[d], float(base_d[d]),
+                               float(trained_d[d]), float(delta_d[d]), float(domain_se[d]),
+                               t_interval(float(delta_d[d]), float(domain_se[d]), float(units[d] - 1), confidence))
                  for d, name in enumerate(layout.domains))
     macro_base, macro_trained = float(base_d.mean()), float(trained_d.mean())
-    interval = (float(macro_interval[0]), float(macro_interval[1]))
     delta = float(delta_d.mean())
-    return Summary(rows, macro_base, macro_trained, delta, interval,
+    interval = t_interval(delta, macro_se, df, confidence)
+    return Summary(rows, macro_base, macro_trained, delta, macro_se, df, interval,
                    sign_flip_p_value(layout, differences, resamples, seed), normalized_gain(delta, macro_base),
                    verdict(interval), resamples, confidence, seed)
 

@@ -12,11 +12,17 @@ differ from the items, and (unless asked not to) a domain over 20% of the items.
 
 Item and cluster ids are hashes salted with the suite's canary (`item_id`, `cluster_id`), so records, logs and the
 site name items without revealing which package or instance they are.
+
+`suite_digest` is the suite's content digest ("sha256:<64 hex>", `arena suite digest`): the canary and every item's
+package, instance, domain and cluster in manifest order, and every package's files. Two suites with the same digest
+score the same items the same way, whatever their name or version says; results records carry it, and runs are
+compared only on the same digest.
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +31,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
 from scoring.results import schema
+from taskpkg.digest import tree_digest
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
@@ -92,6 +99,17 @@ def item_id(canary: str, package: str, instance: int) -> str:
 def cluster_id(canary: str, cluster: str) -> str:
     """A cluster's opaque id, salted the same way."""
     return _digest(canary, "cluster", cluster)
+
+
+def suite_digest(suite: Suite) -> str:
+    """The suite's content digest (see the module doc): "sha256:" and 64 hex digits."""
+    packages = {item.package: item.path for item in suite.items}
+    content = {"canary": suite.canary,
+               "items": [[item.package, item.instance, item.domain, item.cluster] for item in suite.items],
+               "packages": {name: tree_digest(path, frozenset({"__pycache__"}))
+                            for name, path in sorted(packages.items())}}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return "sha256:" + hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def suite_location(given: str | Path | None) -> Path:

@@ -182,7 +182,7 @@ def test_results_are_committed_commented_and_recorded_once(world: World, passing
 @pytest.mark.parametrize(("damage", "reason"), [
     ("environment", "not the job's sample-task"), ("commit", "not the job's sample-task"),
     ("incomplete", "incomplete"), ("corrupt", "corrupt"), ("missing", "no complete result block"),
-    ("schema", "results_version")])
+    ("schema", "results_version"), ("forged", "macro/p_value: the record says 1e-05")])
 def test_a_result_that_is_not_the_jobs_fails_the_job_with_the_reason(world: World, passing: int, damage: str,
                                                                      reason: str) -> None:
     backend, gh, request = launched(world, passing)
@@ -190,6 +190,7 @@ def test_a_result_that_is_not_the_jobs_fails_the_job_with_the_reason(world: Worl
               "commit": lambda: result_log(commit=sha(5)),
               "incomplete": lambda: result_log(complete=False),
               "schema": lambda: result_log(results_version=7),
+              "forged": lambda: result_log(macro={**result_log()[1]["macro"], "p_value": 1e-05}),
               "corrupt": lambda: (result_log()[0][:-40] + "A" * 40, None),
               "missing": lambda: ("arena-job: succeeded", None)}[damage]()
     backend.finish(backend.launched[0], log=log)

@@ -10,24 +10,26 @@ import json
 import os
 import re
 import shutil
+import statistics
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from jsonschema import Draft202012Validator
+from scipy import stats
 
 from arena.repo_commands import site_build
 from leaderboard import SiteOptions, build_site
 from leaderboard import build as build_module
 from leaderboard.catalog import load_catalog
 from leaderboard.downloads import leaderboard_schema_text
-from leaderboard.methodology import FALSE_DISCOVERY_RATE, MAX_DOMAIN_SHARE
+from leaderboard.methodology import COVERAGE, FALSE_DISCOVERY_RATE, MAX_DOMAIN_SHARE
 from leaderboard.output import MANIFEST
-from leaderboard.sample_data import sample_record, write_sample_set
+from leaderboard.sample_data import sample_record, write_run_files, write_sample_set
 from leaderboard.social_image import packaged_png, social_png
 from leaderboard.task_html import safe_href, task_html
 from leaderboard.views import HEAT_STEPS
-from scoring.results import load_records
+from scoring.verify import load_records
 from taskpkg.domains import DOMAINS
 from tests.support.site import HOSTILE_NAME, sample_site_inputs
 
@@ -72,9 +74,26 @@ def test_the_index_lists_the_current_runs_in_rank_order_with_their_numbers(site:
     first = group.current[0].record
     assert f"{first.macro_delta * 100:+.1f}".replace("-", "−") in html
     assert html.count('class="heat h') == len(DOMAINS) * len(group.current)
-    unranked = [e for e in group.current if e.standing.rank is None]
-    assert html.count('<tr class="unranked"') == len(unranked)
+    assert all(e.standing.rank is not None and e.standing.reason is None for e in group.current)
+    assert all(e.standing.rank_interval[0] <= e.standing.rank <= e.standing.rank_interval[1] for e in group.current)
     assert "https://github.com/acme/arena/pull/" in html
+
+
+def test_flagged_and_incomplete_runs_are_listed_apart_never_with_a_rank(site: Path, inputs: dict) -> None:
+    catalog = load_catalog(inputs["environments_dir"], inputs["results_dir"])
+    group = catalog.primary
+    assert group is not None
+    reasons = {e.record.environment: e.standing.reason for e in group.unranked}
+    assert set(reasons.values()) >= {"flagged", "incomplete"}, reasons  # the sample data holds both
+    assert all(e.standing.rank is None and e.standing.rank_interval is None for e in group.unranked)
+    html = (site / "index.html").read_text(encoding="utf-8")
+    board, _, apart = html.partition('id="not-ranked"')
+    listed = re.findall(r'<tr data-reason="([a-z]+)"><th scope="row"><a href="e/([a-z0-9-]+)/">', apart)
+    assert dict((name, reason) for reason, name in listed) == reasons
+    assert all(f'href="e/{name}/"' not in board.partition("<tbody>")[2] for name in reasons), "never in the table"
+    flagged = next(name for name, reason in reasons.items() if reason == "flagged")
+    page = (site / "e" / flagged / "index.html").read_text(encoding="utf-8")
+    assert "not ranked" in page and "contamination gate found overlap" in page
 
 
 def test_every_environment_has_a_page_and_scored_ones_their_data(site: Path, inputs: dict) -> None:
@@ -133,9 +152,9 @@ def test_a_history_snapshot_per_suite_version(tmp_path: Path) -> None:
     sample = write_sample_set(tmp_path, 4, 4, packages=False)
     import random
 
-    record = sample_record(sample.environments[0], random.Random(1), when="2027-01-01T00:00:00Z",
-                           suite_version="2.0.0")
-    (sample.results_dir / sample.environments[0] / f"{record['run_id']}.json").write_text(json.dumps(record))
+    record, items = sample_record(sample.environments[0], random.Random(1), when="2027-01-01T00:00:00Z",
+                                  suite_version="2.0.0")
+    write_run_files(sample.results_dir, record, items)
     build_site(None, sample.results_dir, tmp_path / "out")
     assert sorted(p.name for p in (tmp_path / "out" / "history").iterdir()) == ["1.2.0.json", "2.0.0.json"]
     board = json.loads((tmp_path / "out" / "leaderboard.json").read_text())
@@ -276,7 +295,8 @@ def test_past_a_page_of_rows_the_index_is_paginated(tmp_path: Path, monkeypatch:
 # ----- the methodology page states the numbers the code uses -------------------------------------------------------
 def test_the_methodology_page_states_the_numbers_the_code_uses(site: Path, inputs: dict) -> None:
     html = (site / "methodology" / "index.html").read_text(encoding="utf-8")
-    facts = dict.fromkeys(("domain", "resamples", "confidence", "heat-step", "max-share", "fdr", "domain-count"))
+    facts = dict.fromkeys(("domain", "resamples", "confidence", "heat-step", "max-share", "fdr", "domain-count",
+                           "mde", "coverage", "retries"))
     for key in facts:
         facts[key] = re.findall(rf'data-fact="{key}">([^<]+)<', html)
     assert facts["domain"] == list(DOMAINS) and facts["domain-count"] == [str(len(DOMAINS))]
@@ -286,6 +306,11 @@ def test_the_methodology_page_states_the_numbers_the_code_uses(site: Path, input
         facts["resamples"], facts["confidence"], strict=True)} == used
     assert facts["max-share"] == [f"{MAX_DOMAIN_SHARE:.0%}"] and facts["fdr"] == [f"{FALSE_DISCOVERY_RATE:.0%}"]
     assert facts["heat-step"] == [f"+{step * 100:.1f}" for step in HEAT_STEPS]
+    assert facts["coverage"] == list(COVERAGE.values()) and facts["retries"] == ["2"]
+    current = [r for r in records if r.suite_version == "1.2.0"]
+    se, df = statistics.median(r.macro_se for r in current), statistics.median(r.macro_df for r in current)
+    mde = (stats.t.ppf(0.975, df) + stats.t.ppf(0.8, df)) * se  # scipy's t, not the page's own
+    assert facts["mde"] == [f"{mde * 100:.1f}"]
     for record in records:  # every suite the runs used keeps the domain cap the page states
         total = sum(d.items or 0 for d in record.domains)
         assert all((d.items or 0) / total <= MAX_DOMAIN_SHARE for d in record.domains if record.version == 2)
@@ -319,7 +344,7 @@ def test_arena_site_build_works_from_any_folder(tmp_path: Path, monkeypatch: pyt
 
 def test_arena_site_build_names_a_bad_results_file(tmp_path: Path) -> None:
     sample = write_sample_set(tmp_path, 2, 2, packages=False)
-    bad = next(sample.results_dir.rglob("*.json"))
+    bad = next(p for p in sample.results_dir.rglob("*.json") if not p.name.endswith(".items.json"))
     data = json.loads(bad.read_text())
     data["domains"]["cooking"] = data["domains"]["finance"]
     bad.write_text(json.dumps(data))
@@ -327,6 +352,32 @@ def test_arena_site_build_names_a_bad_results_file(tmp_path: Path) -> None:
                                            "--environments", str(tmp_path / "none")])
     assert done.exit_code == 1 and bad.name in done.output and "cooking" in done.output
     assert not (tmp_path / "_site" / "index.html").exists()
+
+
+@pytest.mark.parametrize(("field", "forge"), [
+    ("macro/p_value", lambda d: d["macro"].update(p_value=0.0001)),
+    ("macro/interval/0", lambda d: d["macro"]["interval"].__setitem__(0, d["macro"]["interval"][0] - 0.01)),
+    ("verdict", lambda d: d.update(verdict="improves" if d["verdict"] != "improves" else "hurts")),
+    ("domains/finance/interval/1", lambda d: d["domains"]["finance"]["interval"].__setitem__(1, 0.5)),
+])
+def test_arena_site_build_refuses_a_record_whose_numbers_its_items_do_not_give(tmp_path: Path, field: str,
+                                                                                forge: callable) -> None:
+    sample = write_sample_set(tmp_path, 2, 2, packages=False)
+    forged = next(p for p in sample.results_dir.rglob("*.json") if not p.name.endswith(".items.json"))
+    data = json.loads(forged.read_text())
+    forge(data)
+    forged.write_text(json.dumps(data))
+    done = CliRunner().invoke(site_build, ["--out", str(tmp_path / "_site"), "--results", str(sample.results_dir),
+                                           "--environments", str(tmp_path / "none")])
+    assert done.exit_code == 1 and f"{forged.name}: {field}: the record says" in done.output
+    assert "its items file gives" in done.output and not (tmp_path / "_site" / "index.html").exists()
+
+
+def test_arena_site_build_refuses_a_record_without_its_items(tmp_path: Path) -> None:
+    sample = write_sample_set(tmp_path, 2, 2, packages=False)
+    next(sample.results_dir.rglob("*.items.json")).unlink()
+    done = CliRunner().invoke(site_build, ["--out", str(tmp_path / "_site"), "--results", str(sample.results_dir)])
+    assert done.exit_code == 1 and "no items file: a version-2 record is accepted only with its" in done.output
 
 
 def test_an_empty_repository_still_builds(tmp_path: Path) -> None:

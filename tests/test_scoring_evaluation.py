@@ -7,12 +7,29 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
-from scoring.evaluation import PROFILES, EpisodeLog, Outcome, paired_items, selected_items
+from scoring.evaluation import (
+    BASE_ERROR,
+    PROFILES,
+    RETRIES,
+    EpisodeLog,
+    Outcome,
+    arm_errors,
+    paired_items,
+    play_arm,
+    selected_items,
+    with_retries,
+)
+from scoring.record import ArmErrors, build_run
 from scoring.score_run import ScoreOptions, ScoringError, score
 from scoring.suite import load_suite
+from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
+from tests.support.model_server import ReplayBackend
+from tests.support.packages import edit
+from tests.support.scoring import run_info
 from tests.support.suites import make_suite
 
 TINY = replace(PROFILES["quick"], name="tiny", items_per_domain=1, max_new_tokens=12, max_episode_tokens=12)
@@ -43,19 +60,87 @@ def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return run
 
 
-def test_pairing_excludes_an_item_whose_verifier_failed_in_either_arm() -> None:
-    suite_items = ["a", "b"]
+class Item:
+    """The fields of a suite item that pairing reads."""
 
-    class Item:
-        def __init__(self, name: str) -> None:
-            self.id, self.domain, self.cluster_id = name, "finance", None
+    def __init__(self, name: str, domain: str = "finance", cluster: str | None = None) -> None:
+        self.id, self.domain, self.cluster_id = name, domain, cluster
 
-    base = {("a", 0): Outcome("base", "a", 0, 0.5, "scored"), ("b", 0): Outcome("base", "b", 0, 1.0, "scored")}
+
+def test_a_trained_episode_still_erring_scores_0_and_a_base_one_excludes_the_item() -> None:
+    base = {("a", 0): Outcome("base", "a", 0, 0.5, "scored"), ("b", 0): Outcome("base", "b", 0, 1.0, "scored"),
+            ("c", 0): Outcome("base", "c", 0, None, "verifier_error", "boom", 3)}
     trained = {("a", 0): Outcome("trained", "a", 0, 1.0, "scored"),
-               ("b", 0): Outcome("trained", "b", 0, None, "verifier_error", "boom")}
-    paired = paired_items([Item(n) for n in suite_items], 1, base, trained)  # type: ignore[arg-type]
+               ("b", 0): Outcome("trained", "b", 0, None, "verifier_error", "boom", 3),
+               ("c", 0): Outcome("trained", "c", 0, 1.0, "scored", None, 2)}
+    paired = paired_items([Item(n) for n in "abc"], 1, base, trained)  # type: ignore[arg-type]
     assert paired[0].base == (0.5,) and paired[0].trained == (1.0,) and paired[0].error is None
-    assert paired[1].error == "verifier_error" and paired[1].base == () and paired[1].trained == ()
+    assert paired[1].base == (1.0,) and paired[1].trained == (0.0,) and paired[1].error is None
+    assert paired[2].error == BASE_ERROR and paired[2].base == paired[2].trained == ()
+    assert arm_errors(base) == ArmErrors(1, 1) and arm_errors(trained) == ArmErrors(2, 1)
+
+
+def test_an_errored_episode_is_played_again_with_the_same_seed_up_to_the_retries() -> None:
+    plays: list[int] = []
+
+    def flaky(fails: int) -> object:
+        def play(attempt: int) -> Outcome:
+            plays.append(attempt)
+            broken = attempt <= fails
+            return Outcome("trained", "a", 0, None if broken else 1.0, "verifier_error" if broken else "scored",
+                           None, attempt)
+        return play
+
+    assert with_retries(flaky(2)) == Outcome("trained", "a", 0, 1.0, "scored", None, 3) and plays == [1, 2, 3]
+    plays.clear()
+    outcome = with_retries(flaky(10))
+    assert outcome.reward is None and outcome.attempts == 1 + RETRIES and plays == [1, 2, 3]
+
+
+@pytest.mark.slow
+def test_a_verifier_that_keeps_crashing_is_played_again_then_scored_0(sandbox: object, tmp_path: Path) -> None:
+    """A real sandbox: the model writes nothing and the package's verifier crashes on a missing answer. The episode
+    is played 1 + RETRIES times with the same seed, logged once, and the trained arm scores it 0."""
+    manifest = make_suite(tmp_path / "suite", domains=("finance",), instances=(0,))
+    verifier = tmp_path / "suite" / "packages" / "finance-sum" / "verifier.py"
+    edit(verifier, 'return {"reward": 0.0, "details": {"reason": "answer.txt is missing"}}',
+         'raise SystemExit("no answer: the verifier gives up")')
+    suite = load_suite(manifest, check_balance=False)
+    items = selected_items(suite, TINY)
+    log = EpisodeLog(tmp_path / "episodes.jsonl")
+    backend = ReplayBackend(["done"] * 8)
+    outcomes = play_arm(sandbox, suite, items, "trained", backend, TINY, log)  # type: ignore[arg-type]
+    (outcome,) = outcomes.values()
+    assert outcome.reward is None and outcome.outcome == "verifier_error" and outcome.attempts == 1 + RETRIES
+    assert len(backend.seen) == 1 + RETRIES, "each attempt played the episode again"
+    assert {json.dumps(m, sort_keys=True) for m in backend.seen[0]} == {
+        json.dumps(m, sort_keys=True) for m in backend.seen[-1]}, "the same instance, the same prompt"
+    assert list(log.done().values()) == [outcome]
+    base = {key: replace(o, arm="base", reward=1.0, outcome="scored") for key, o in outcomes.items()}
+    (paired,) = paired_items(items, 1, base, outcomes)
+    assert paired.trained == (0.0,) and paired.base == (1.0,) and arm_errors(outcomes) == ArmErrors(1, 1)
+
+
+def test_breaking_the_verifier_on_its_failures_gains_a_model_nothing() -> None:
+    """Two trained models solve the same items; on the rest one fails and the other crashes the verifier. Their
+    records have the same Δ: the crashes score 0. (Excluding the crashed items, as before, raised Δ.)"""
+    rng = np.random.default_rng(3)
+    items = [Item(f"{d}-{i}", domain, f"{domain}/{i % 3}") for d, domain in enumerate(DOMAINS) for i in range(9)]
+    solved = {item.id: bool(rng.random() < 0.5) for item in items}
+    base = {(i.id, k): Outcome("base", i.id, k, float(rng.random() < 0.4), "scored") for i in items for k in range(2)}
+    failing = {(i.id, k): Outcome("trained", i.id, k, 1.0 if solved[i.id] else 0.0, "scored")
+               for i in items for k in range(2)}
+    breaking = {key: o if o.reward else Outcome("trained", o.item, o.sample, None, "verifier_error", "crash", 3)
+                for key, o in failing.items()}
+    info = run_info(items=len(items), samples_per_item=2)
+    fails, _ = build_run(paired_items(items, 2, base, failing), info)  # type: ignore[arg-type]
+    breaks, _ = build_run(paired_items(items, 2, base, breaking), info)  # type: ignore[arg-type]
+    assert breaks["macro"]["delta"] <= fails["macro"]["delta"] and breaks["complete"] and fails["complete"]
+    assert breaks["macro"] == fails["macro"] and breaks["domains"] == fails["domains"]
+    survivors = [i for i in items if solved[i.id]]  # what excluding the crashed items from both arms left
+    excluded, _ = build_run(paired_items(survivors, 2, base, failing), replace(info, suite=replace(
+        info.suite, items=len(survivors))))  # type: ignore[arg-type]
+    assert excluded["macro"]["delta"] > fails["macro"]["delta"] + 0.2
 
 
 @pytest.mark.slow

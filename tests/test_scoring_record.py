@@ -7,12 +7,14 @@ import json
 import math
 import random
 import re
+import statistics
 from collections import defaultdict
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from scipy import stats
 
 from scoring.items import items_path
 from scoring.record import build_run, write_run
@@ -83,11 +85,23 @@ def test_every_number_of_the_record_is_recomputed_independently(tmp_path: Path) 
     assert macro["base"] == pytest.approx(sum(d["base"] for d in data["domains"].values()) / 8)
     assert macro["normalized_gain"] == pytest.approx(macro["delta"] / (1 - macro["base"]))
     replicates, per_domain = naive_bootstrap(listed["items"], 4000, seed=11)
-    tolerance = 0.012  # Monte-Carlo error of two independent 4,000-resample percentiles, with room
-    assert macro["interval"][0] == pytest.approx(percentile(replicates, 0.025), abs=tolerance)
-    assert macro["interval"][1] == pytest.approx(percentile(replicates, 0.975), abs=tolerance)
+    # intervals: Δ ± t · se, se the bootstrap's spread, t at the units' degrees of freedom (Satterthwaite's for the
+    # macro: its own formula here, and scipy's t quantile)
+    tolerance = 0.05  # relative Monte-Carlo error of two independent 4,000-resample standard errors, with room
+    units = {d: len({r["cluster"] for r in listed["items"] if r["domain"] == d}) for d in per_domain}
+    shares = {d: statistics.variance(values) / 64 for d, values in per_domain.items()}
+    df = sum(shares.values()) ** 2 / sum(v**2 / (units[d] - 1) for d, v in shares.items())
+    assert macro["df"] == pytest.approx(df, rel=2 * tolerance)
+    assert macro["se"] == pytest.approx(statistics.stdev(replicates), rel=tolerance)
+    half = stats.t.ppf(0.975, macro["df"]) * macro["se"]
+    assert macro["interval"] == pytest.approx([macro["delta"] - half, macro["delta"] + half], abs=1e-12)
     for domain, values in per_domain.items():
-        assert data["domains"][domain]["interval"][0] == pytest.approx(percentile(values, 0.025), abs=2 * tolerance)
+        stated = data["domains"][domain]
+        assert (stated["units"], stated["clustered"]) == (units[domain], True)
+        assert stated["se"] == pytest.approx(statistics.stdev(values), rel=tolerance)
+        half = stats.t.ppf(0.975, units[domain] - 1) * stated["se"]
+        assert stated["interval"] == pytest.approx([max(-1, stated["delta"] - half), min(1, stated["delta"] + half)],
+                                                   abs=1e-12)
     verdict = "improves" if macro["interval"][0] > 0 else "hurts" if macro["interval"][1] < 0 else \
         "no_detectable_change"
     assert data["verdict"] == verdict == "improves"

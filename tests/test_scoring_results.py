@@ -12,8 +12,9 @@ import pytest
 
 from scoring.items import items_path, load_items
 from scoring.record import write_run
-from scoring.results import ResultsError, comparable_key, load_records, parse_record, write_record
-from tests.support.scoring import paired_items, run_info
+from scoring.results import ResultsError, comparable_key, parse_record, write_record
+from scoring.verify import load_records
+from tests.support.scoring import LIBRARIES, SAMPLING, SUITE_DIGEST, paired_items, run_info
 
 WHEN = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
 
@@ -38,7 +39,12 @@ def test_a_written_run_reads_back_with_every_field(written: tuple[Path, Path]) -
     assert record.version == 2 and path.stem == record.run_id and path.parent.name == "ledger-reconciliation"
     assert (record.base_model, record.base_revision, record.suite, record.suite_version) == (
         "Qwen/Qwen3-8B", "b" * 40, "sample", "1.0.0")
-    assert comparable_key(record) == ("sample", "1.0.0", "Qwen/Qwen3-8B", "b" * 40)
+    assert comparable_key(record) == ("sample", "1.0.0", SUITE_DIGEST, "Qwen/Qwen3-8B", "b" * 40, 4,
+                                      "full/agents-chat-1", json.dumps(SAMPLING, sort_keys=True), 0.95)
+    assert (record.suite_digest, record.harness_version, record.raw["libraries"]) == (
+        SUITE_DIGEST, "full/agents-chat-1", LIBRARIES)
+    assert record.raw["evaluation"] == {"retries": 2, "errors": {"base": {"retried": 0, "unresolved": 0},
+                                                                 "trained": {"retried": 0, "unresolved": 0}}}
     assert record.commit == "a" * 40 and record.evaluated_at == "2026-12-01T12:00:00Z" and record.complete
     assert [d.items for d in record.domains] == [24] * 8 and record.domains[0].domain == "finance"
     assert record.macro_interval is not None and record.macro_interval[0] <= record.macro_delta
@@ -66,7 +72,7 @@ def test_version_1_files_are_still_read_beside_version_2(written: tuple[Path, Pa
                                                                                     None)
     assert old.macro_delta == pytest.approx(0.0) and old.macro_base == pytest.approx(0.3)
     assert [d.domain for d in old.domains] == ["finance", "healthcare"] and old.domains[1].delta == pytest.approx(-0.1)
-    assert comparable_key(old) == (None, None, "Qwen/Qwen3-8B", None)
+    assert comparable_key(old) == (None, None, None, "Qwen/Qwen3-8B", None, None, None, None, None)
 
 
 def test_no_folder_means_no_records(tmp_path: Path) -> None:

@@ -176,29 +176,38 @@ def test_helpers() -> None:
         summarize(["finance"], [None], [0.5, 0.5], [0.5])
 
 
-def _simulate(effects: np.ndarray, spread: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Per replication: whether the 95% interval covers the true macro delta, and the p-value."""
+def _simulate(effects: np.ndarray, spread: float, seed: int, clusters: int = 12, replications: int = REPLICATIONS,
+              resamples: int = RESAMPLES) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per replication: whether the 95% interval covers the true macro delta, the p-value, and per domain whether
+    the domain's interval covers the domain's true delta."""
     rng = np.random.default_rng(seed)
     truth = effects.mean()
-    covered, p_values = np.empty(REPLICATIONS, bool), np.empty(REPLICATIONS)
-    for r in range(REPLICATIONS):
-        domains, clusters, base, trained = synthetic_suite(rng, effects, spread)
-        summary = summarize(domains, clusters, base, trained, resamples=RESAMPLES, seed=r, order=DOMAINS,
+    covered, p_values = np.empty(replications, bool), np.empty(replications)
+    domains_covered = np.empty((replications, len(effects)), bool)
+    for r in range(replications):
+        domains, cluster_ids, base, trained = synthetic_suite(rng, effects, spread, clusters=clusters)
+        summary = summarize(domains, cluster_ids, base, trained, resamples=resamples, seed=r, order=DOMAINS,
                             workers=1)
         covered[r] = summary.interval[0] <= truth <= summary.interval[1]
         p_values[r] = summary.p_value
-    return covered, p_values
+        domains_covered[r] = [row.interval[0] <= effects[d] <= row.interval[1] for d, row in enumerate(summary.domains)]
+    return covered, p_values, domains_covered
 
 
 @pytest.mark.slow
-def test_the_95_percent_interval_covers_the_true_delta_95_percent_of_the_time() -> None:
-    covered, _ = _simulate(DOMAIN_EFFECTS, spread=0.1, seed=20)
-    assert 0.93 <= covered.mean() <= 0.97, f"coverage {covered.mean():.3f}"
+@pytest.mark.parametrize("clusters", [3, 6, 12])
+def test_the_95_percent_interval_covers_the_true_delta_95_percent_of_the_time(clusters: int) -> None:
+    """Within 95% ± 2% at 3, 6 and 12 clusters a domain (the t interval at Satterthwaite's degrees of freedom; the
+    bootstrap's percentile interval covered 93.4% at three). 1,500 suites: the simulation's own s.e. is 0.56%."""
+    covered, _, domains = _simulate(DOMAIN_EFFECTS, spread=0.1, seed=20 + clusters, clusters=clusters,
+                                    replications=1_500, resamples=500)
+    assert 0.93 <= covered.mean() <= 0.97, f"coverage {covered.mean():.3f} at {clusters} clusters a domain"
+    assert 0.93 <= domains.mean() <= 0.97, f"domain coverage {domains.mean():.3f} at {clusters} clusters a domain"
 
 
 @pytest.mark.slow
 def test_the_false_positive_rate_at_no_effect_is_at_most_5_percent() -> None:
-    covered, p_values = _simulate(np.zeros(8), spread=0.0, seed=21)
+    covered, p_values, _ = _simulate(np.zeros(8), spread=0.0, seed=21)
     # at most 5% up to the simulation's own error (one-sided, 95%): what 2,000 replications can tell
     tolerance = 1.645 * math.sqrt(0.05 * 0.95 / REPLICATIONS)
     assert np.mean(p_values <= 0.05) <= 0.05 + tolerance, f"p-value false positives {np.mean(p_values <= 0.05):.3f}"

@@ -2,7 +2,9 @@
 
 Sorting, filtering, the view kept in the URL across a reload, the server's rank order without JavaScript, rows of
 later pages loaded for a sort, a phone-sized viewport with sticky rank and name columns, keyboard use, no console
-error and no request leaving the site, and hostile text rendered inert. Screenshots land in test-artifacts/.
+error and no request leaving the site, hostile text rendered inert, and no serious or critical accessibility
+violation on any page (axe-core, injected into each page, in the light and the dark colour scheme). Screenshots land
+in test-artifacts/.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ pytestmark = pytest.mark.slow  # a real browser: seconds a test
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = ROOT / "test-artifacts"
+AXE = ROOT / "node_modules" / "axe-core" / "axe.min.js"  # package.json; scripts/setup runs npm ci
 
 
 @pytest.fixture(scope="session")
@@ -248,3 +251,31 @@ def test_hostile_text_is_inert(page: Page, base_url_of_site: str) -> None:
     expect(page.locator(".task a")).to_have_count(1)  # only the https link survives
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth"), "huge strings wrap"
     assert watch.errors == []
+
+
+# ----- accessibility -----------------------------------------------------------------------------------------------
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.map(v => ({id: v.id, impact: v.impact, help: v.help,
+                                      nodes: v.nodes.slice(0, 3).map(n => n.target.join(' '))}));
+}"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_no_page_has_a_serious_or_critical_accessibility_violation(browser: Browser, base_url_of_site: str,
+                                                                   scheme: str) -> None:
+    assert AXE.is_file(), f"{AXE} is missing: run scripts/setup (npm ci installs axe-core from package.json)"
+    context = browser.new_context(viewport={"width": 1440, "height": 1000}, color_scheme=scheme, bypass_csp=True)
+    page = context.new_page()
+    page.goto(base_url_of_site)
+    environment = page.locator("#board tbody th.c-name a").first.get_attribute("href")
+    unranked = page.locator("#not-ranked ~ div tbody a").first.get_attribute("href")
+    found = []
+    for path in ["", "?sort=gain&dir=desc", environment, unranked, f"e/{HOSTILE_NAME}/", "status/", "methodology/",
+                 "downloads/", "404.html"]:
+        page.goto(base_url_of_site + (path or ""))
+        page.add_script_tag(content=AXE.read_text(encoding="utf-8"))
+        found += [(path, v) for v in page.evaluate(AXE_RUN) if v["impact"] in ("serious", "critical")]
+    context.close()
+    assert found == [], "\n".join(f"{path or 'index'}: {v['impact']} {v['id']} ({v['help']}) at {v['nodes']}"
+                                   for path, v in found)

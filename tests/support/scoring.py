@@ -11,6 +11,11 @@ from scoring.record import PairedItem, RunInfo, Settings, SuiteInfo, TrainingSum
 from taskpkg.domains import DOMAINS
 
 PASSING_GATE = {"verdict": "pass"}
+SUITE_DIGEST = "sha256:" + "5" * 64
+SAMPLING = {"name": "full", "items_per_domain": None, "samples": 4, "max_new_tokens": 1024, "max_episode_tokens": 8192,
+            "temperature": 0.7, "command_timeout_s": 60, "output_chars": 4000}
+LIBRARIES = {"numpy": "2.4.6", "posttrain-arena": "0.1.0"}
+GATE = {"ngram": 13, "code_gram": 20, "pair_gap": 2, "pair_share": 0.2, "code_share": 0.5}
 
 
 def digest(text: str) -> str:
@@ -41,8 +46,9 @@ def run_info(environment: str = "ledger-reconciliation", items: int = 192, resam
     """A plausible run's metadata; any field can be changed."""
     info = RunInfo(
         environment=environment, commit="a" * 40, base_model="Qwen/Qwen3-8B", base_revision="b" * 40,
-        adapter_digest=digest(f"adapter {environment}"), suite=SuiteInfo("sample", "1.0.0", items, True),
-        samples_per_item=4, harness_version="1", contamination=PASSING_GATE,
+        adapter_digest=digest(f"adapter {environment}"), suite=SuiteInfo("sample", "1.0.0", items, True, SUITE_DIGEST),
+        samples_per_item=4, harness_version="full/agents-chat-1", contamination=PASSING_GATE, sampling=SAMPLING,
+        libraries=LIBRARIES, gate=GATE, retries=2,
         training=TrainingSummary(digest(f"manifest {environment}"), "grpo-lora", digest("recipe"), 200, 1.5, 5400.0,
                                  "1x H100", ((0, 0.2), (100, 0.5), (200, 0.7))),
         settings=Settings(resamples=resamples, seed=7))

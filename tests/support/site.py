@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterator
 from pathlib import Path
 
-from leaderboard.sample_data import sample_record, write_package, write_sample_set
+from leaderboard.sample_data import sample_record, write_package, write_run_files, write_sample_set
 from tests.support.serving import serving
 
 HOSTILE_NAME = "hostile-input"
@@ -33,11 +33,9 @@ def hostile_inputs(root: Path) -> None:
                   HOSTILE_BODY)
     (root / "environments" / BROKEN_FOLDER).mkdir()
     (root / "environments" / BROKEN_FOLDER / "task.md").write_text("no frontmatter\n", encoding="utf-8")
-    record = sample_record(HOSTILE_NAME, random.Random(3), when="2026-12-01T00:00:00Z", effect=0.05)
+    record, items = sample_record(HOSTILE_NAME, random.Random(3), when="2026-12-01T00:00:00Z", effect=0.05)
     record["training"]["hardware"] = HOSTILE_HARDWARE
-    path = root / "results" / HOSTILE_NAME / f"{record['run_id']}.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps(record), encoding="utf-8")
+    write_run_files(root / "results", record, items)
 
 
 def sample_site_inputs(root: Path, environments: int = 40, records: int = 100) -> dict[str, Path]:
