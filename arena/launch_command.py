@@ -13,15 +13,18 @@ import click
 
 from arena.exit_codes import ExitCode
 from launch import lifecycle, result_block
+from launch.artifacts import ArtifactError, read_published
 from launch.backends import Backend, BackendError
 from launch.backends.local import LocalBackend, default_root
 from launch.budget import Budget, BudgetConfigError
-from launch.job_run import run_from_env
+from launch.ceiling import Ceiling, CeilingConfigError
+from launch.job_run import PHASES, run_from_env
+from launch.package_source import ExtractError, extract
 from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml
 from launch.spec import PROFILES, JobSpec, SpecError
 from launch.state import FolderStore, JobRecord
 from scoring.results import ResultsError, accept_job_result, write_record
-from taskpkg.digest import git_commit
+from taskpkg.digest import git_commit, package_digest
 from taskpkg.loader import load_package
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -81,14 +84,19 @@ def launch_command(path: Path, backend_name: str, recipe: str | None, profile: s
     if commit is None:
         raise click.UsageError(f"{path} is not a clean git checkout: commit the package, or pass --commit SHA")
     try:
+        limit = Ceiling.from_env(os.environ)
         spec = JobSpec(package.name, commit, recipe or ("cpu-small" if backend_name == "local" else
                                                          "qwen3-8b-grpo-lora"), profile, steps=steps,
                        skip_calibration=skip_calibration, requested_by=os.environ.get("USER", "local") or "local",
                        repository=os.environ.get("ARENA_REPOSITORY"),
                        arena_commit=os.environ.get("ARENA_COMMIT") or git_commit(ROOT),
-                       pr=int(os.environ["ARENA_PR"]) if os.environ.get("ARENA_PR") else None)
+                       pr=int(os.environ["ARENA_PR"]) if os.environ.get("ARENA_PR") else None,
+                       package_digest=package_digest(path), max_hours=limit.max_hours,
+                       max_gpu_hours=limit.max_gpu_hours, suite_name=os.environ.get("ARENA_SUITE_NAME") or None,
+                       suite_version=os.environ.get("ARENA_SUITE_VERSION") or None,
+                       suite_digest=os.environ.get("ARENA_SUITE_DIGEST") or None)
         budget = Budget.from_env(os.environ)
-    except (SpecError, BudgetConfigError) as exc:
+    except (SpecError, BudgetConfigError, CeilingConfigError) as exc:
         raise click.UsageError(str(exc)) from None
     if render:
         try:
@@ -177,12 +185,24 @@ def _named(name: str) -> JobRecord:
 
 @jobs_group.command(name="logs")
 @click.argument("name")
-def jobs_logs(name: str) -> None:
-    """A job's log so far."""
+@click.option("--phase", type=click.Choice(PHASES), help="One phase's output instead of the job's log: the "
+              "package's output is there, for maintainers only (never post it).")
+@click.option("--artifacts", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="With --phase: the job's artifact folder as copied from its bucket (manifest-*.json, objects/).")
+def jobs_logs(name: str, phase: str | None, artifacts: Path | None) -> None:
+    """A job's log so far: `arena-job:` lines and the result block; with --phase, that phase's output."""
     record = _named(name)
     try:
-        click.echo(_backend(record.backend, None).logs(record.backend_job or record.name), nl=False)
-    except BackendError as exc:
+        if phase and artifacts:
+            click.echo(read_published(artifacts, f"logs/{phase}.log").decode(errors="replace"), nl=False)
+        elif phase:
+            spec = record.job_spec
+            if spec is None:
+                raise BackendError(f"the record of {name} holds no job description")
+            click.echo(_backend(record.backend, None).phase_log(spec, phase), nl=False)
+        else:
+            click.echo(_backend(record.backend, None).logs(record.backend_job or record.name), nl=False)
+    except (BackendError, ArtifactError) as exc:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
 
@@ -198,6 +218,27 @@ def jobs_cancel(name: str) -> None:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
     click.echo(f"arena: {name} cancelled" if done else f"arena: {name} is not running ({record.state})", err=True)
+
+
+@jobs_group.command(name="extract", epilog="Exit codes: 0 written; 1 git refused or the tree holds something that "
+                    "is not a package file.")
+@click.option("--repository", type=click.Path(exists=True, file_okay=False, path_type=Path), required=True,
+              help="A git repository holding the commit.")
+@click.option("--commit", required=True, help="The commit the package was checked at.")
+@click.option("--environment", required=True, help="The package's name (environments/<name>/).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), required=True,
+              help="Where to write it (as OUT/environments/<name>/; OUT must be empty or new).")
+def jobs_extract(repository: Path, commit: str, environment: str, out: Path) -> None:
+    """Take a package out of git byte for byte: no git attributes (export-subst, export-ignore, eol, filter) apply.
+    The job then compares its digest with the verdict's."""
+    try:
+        if out.exists() and any(out.iterdir()):
+            raise ExtractError(f"{out} is not empty")
+        folder = extract(repository, commit, environment, out)
+    except ExtractError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
+    click.echo(str(folder))
 
 
 @jobs_group.command(name="run", epilog="Exit codes: 0 scored; 1 the environment's fault (flagged, training stopped, "

@@ -56,6 +56,8 @@ class AcceptTraining:
     key: TrainKey
     requested_by: str
     command_comment: int
+    package_digest: str | None = None  # the verdict's: the job refuses any other package
+    author: str | None = None  # the pull request's author, whom the results credit
 
 
 @dataclass(frozen=True)

@@ -153,4 +153,9 @@ def _train(command: Command, pull: Pull, comment_id: int, login: str, facts: Fac
     if accepted:
         link = cfg.comment_link(number, accepted[0].id)
         return [Reply(number, comment.duplicate_body(key.environment, head, link), comment_id)]
-    return [React(comment_id, "+1"), AcceptTraining(number, key, login, comment_id)]
+    if verdict.package_digest is None:
+        return [_refuse(number, comment_id, login, "train", f"the verdict on {head[:7]} does not record which "
+                        "package passed (it came from an older arena); push a commit or ask a maintainer to "
+                        "`/arena check` again.")]
+    return [React(comment_id, "+1"), AcceptTraining(number, key, login, comment_id, verdict.package_digest,
+                                                    pull.author)]

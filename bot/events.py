@@ -118,7 +118,8 @@ def _assess(pull: Pull, candidates: list[Pull], run: dict, facts: Facts, cfg: Co
         return _error_notice(pull, ctx, state, f"the report says pass, but GitHub marked the validation run "
                              f"{inline(str(run.get('conclusion')), 40)}; only a successful run can pass",
                              "this validation run cannot give a verdict")
-    verdict = StickyState(pull.head_sha, pull.base_ref, "pass" if passed else "fail", name, *state)
+    verdict = StickyState(pull.head_sha, pull.base_ref, "pass" if passed else "fail", name, *state,
+                          package.get("digest"))
     counts = package["counts"]
     description = (f"Arena check passed ({counts['warning']} warnings)" if passed
                    else f"Arena check failed: {counts['error']} errors, {counts['warning']} warnings")

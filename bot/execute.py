@@ -39,6 +39,8 @@ from bot.report_input import ReportError, load_report
 from bot.sticky import ARENA_LABELS, LABEL_PASS, StickyState
 
 MAX_ROUNDS = 4  # plan → write → check; two racing runs settle within two rounds
+SETTLED = {"success": "Arena check passed", "failure": "Arena check failed: see the pull request's comment",
+           "pending": "Arena check pending", "error": "Arena check could not give a verdict"}
 Log = Callable[..., None]  # log(message, warning=None): warning is an annotation title for the Actions log
 
 
@@ -131,6 +133,8 @@ def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tup
             gather(run, Need("comments", (action.pr,)), facts)
         chosen = sticky.plan(facts.comments or [], action.body, state, run.cfg.bot_login)
         if chosen.kind == "stale":
+            if _fold(run, chosen, facts):
+                _settle(run, action, pull, sticky.parse_state(chosen.fold or ""))
             run.log("sticky comment: stale (a later run already reported on this head)")
             return "stale", pull
         if chosen.kind == "unchanged" and not chosen.duplicates:
@@ -172,6 +176,36 @@ def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tup
                                                     if chosen.duplicates else ""))
         return "written", pull
     raise RuntimeError(f"the sticky comment did not settle in {MAX_ROUNDS} rounds")
+
+
+def _fold(run: Run, chosen: sticky.Plan, facts: Facts) -> bool:
+    """A stale run that finds duplicates (two runs created one each) leaves one sticky: the oldest, holding the
+    newest body. Returns whether it folded."""
+    if not chosen.duplicates or chosen.comment_id is None or chosen.fold is None:
+        return False
+    kept = next((c for c in facts.comments or [] if c.id == chosen.comment_id), None)
+    if kept is not None and kept.body != chosen.fold:
+        github_api.edit_comment(run.client, chosen.comment_id, chosen.fold)
+    for duplicate in chosen.duplicates:
+        github_api.delete_comment(run.client, duplicate)
+    facts.fetched.discard("comments")
+    run.log(f"sticky comment: folded {len(chosen.duplicates)} duplicate(s) into the oldest")
+    return True
+
+
+def _settle(run: Run, action: Publish, pull: Pull, state: StickyState | None) -> None:
+    """After a fold: the labels and status of the sticky that was kept (this run may have lowered them first)."""
+    if state is None or not state.about(pull.head_sha, pull.base_ref):
+        return
+    fresh = github_api.get_pull(run.client, action.pr)
+    for label in ARENA_LABELS:
+        if label in fresh.labels and label not in state.labels:
+            github_api.remove_label(run.client, action.pr, label)
+    writes.repeat(lambda: github_api.create_status(run.client, state.head_sha, state.status, STATUS_CONTEXT,
+                                                   SETTLED.get(state.status, "Arena check"), action.target_url))
+    missing = [label for label in state.labels if label not in fresh.labels]
+    if missing:
+        writes.repeat(lambda: github_api.add_labels(run.client, action.pr, missing))
 
 
 def _labels_settled(pull: Pull, state: StickyState) -> bool:

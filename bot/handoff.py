@@ -12,9 +12,9 @@
    editing that reply (request.reply_comment).
 
 Request JSON (version 1): {"request_version": 1, "repository", "pr", "environment", "commit", "base",
-"requested_by", "command_comment", "reply_comment", "action"}. (environment, commit) is the request's idempotency
-key; action is "train" or "cancel" (an accepted `/arena cancel` is handed on the same way, its reply carrying a
-cancel key line instead of the train key line).
+"requested_by", "command_comment", "reply_comment", "action", "package_digest", "author"}. (environment, commit) is
+the request's idempotency key; action is "train" or "cancel" (an accepted `/arena cancel` is handed on the same way,
+its reply carrying a cancel key line instead of the train key line).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from bot.markers import TrainKey, is_ours, reply_marker, reply_to, train_key
 from bot.model import Config
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 NAME = re.compile(r"^[a-z0-9-]{1,64}$")
 VERSION = 1
 ACTIONS = ("train", "cancel")
@@ -52,6 +53,8 @@ class LaunchRequest:
     command_comment: int
     reply_comment: int
     action: str = "train"  # or "cancel"
+    package_digest: str | None = None  # the verdict's digest of the package that passed
+    author: str | None = None  # the pull request's author
 
     @property
     def key(self) -> TrainKey:
@@ -74,7 +77,9 @@ class LaunchRequest:
         if (not all(isinstance(n, int) and n > 0 for n in ints) or not SHA.match(str(request.commit))
                 or not NAME.match(str(request.environment))
                 or not all(isinstance(s, str) and s for s in (request.repository, request.base, request.requested_by))
-                or request.action not in ACTIONS):
+                or request.action not in ACTIONS
+                or not (request.package_digest is None or DIGEST.match(str(request.package_digest)))
+                or not (request.author is None or (isinstance(request.author, str) and request.author))):
             raise HandoffError("the launch request has a malformed field")
         return request
 
@@ -113,7 +118,7 @@ def _hand_on(client: github_api.Client, action: AcceptTraining, cfg: Config, lau
         log(f"training of {key.environment} at {key.head_sha[:7]} already accepted in comment {accepted[0]}")
         return None
     request = LaunchRequest(cfg.repo, pr, key.environment, key.head_sha, key.base_ref, action.requested_by,
-                            action.command_comment, mine)
+                            action.command_comment, mine, package_digest=action.package_digest, author=action.author)
     if launcher is None:
         log("launch is not configured: nothing was started")
         return None

@@ -1,29 +1,17 @@
 """What the bot says on a PR about its training job: launched, refused, its results, how it ended, its status.
 
 Job records and results are read as untrusted data (they came back from a machine running contributor code), so
-every string from them goes through `inline`, and log excerpts through `code_block`.
+every string from them goes through `inline`. No log reaches a comment: what a job's package printed is for
+maintainers only (`arena jobs logs NAME --phase P`).
 """
 
 from __future__ import annotations
 
-import re
-
-from bot.comment import inline, neutralise
+from bot.comment import inline
 from launch.lifecycle import Decision
 from launch.state import JobRecord
 from scoring.ranking import Standing
 from scoring.results import ResultRecord
-
-LOG_LINES = 25
-_FENCE = re.compile(r"`{3,}|~{3,}")
-
-
-def code_block(text: str, lines: int = LOG_LINES) -> str:
-    """The last lines of a log as an inert fenced block (a fence longer than any inside it)."""
-    kept = [neutralise(line)[:300] for line in text.splitlines() if line.strip()][-lines:]
-    longest = max((len(m.group(0)) for line in kept for m in _FENCE.finditer(line)), default=2)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n" + "\n".join(kept or ["(no output)"]) + f"\n{fence}"
 
 
 def _job(record: JobRecord) -> str:
@@ -82,16 +70,19 @@ def results_body(record: ResultRecord, standing: Standing | None, job: JobRecord
     ]).rstrip() + "\n"
 
 
-def ended_body(record: JobRecord, log: str | None) -> str:
-    """A job that ended without results: why, the end of its log, and how to try again."""
+def ended_body(record: JobRecord) -> str:
+    """A job that ended without results: why, where maintainers read its output, and how to try again."""
     what = {"failed": "failed", "cancelled": "was cancelled", "stale": "was stopped: the pull request moved on"}
     reason = inline(record.reason or "no reason given", 600)
     lines = [f"**Training job {_job(record)} {what.get(record.state, inline(record.state, 20))}** for "
              f"`environments/{inline(record.environment, 64)}` at {record.commit}: {reason}."]
-    if log:
-        lines += ["", "The end of its log:", "", code_block(log)]
+    lines += ["", f"Its output stays private (it holds the package's own output); a maintainer can read it with "
+              f"`arena jobs logs {inline(record.name, 63)} --phase train` (or `gate`, `score`)."]
     again = ("comment `/arena train` to start it again" if record.state == "cancelled" else
              "push the fix, wait for the verdict on the new head, then comment `/arena train`")
+    if (record.reason or "").startswith("stopped at its ceiling"):
+        again = ("make the package cheaper to train (its limits, its verifier's time) and push, or ask a maintainer "
+                 "to raise the ceiling; then comment `/arena train`")
     lines += ["", f"To try again, {again}."]
     return "\n".join(lines) + "\n"
 

@@ -19,33 +19,58 @@ from bot.handoff import LaunchRequest
 from bot.markers import reply_marker
 from bot.model import Config
 from bot.state_branch import RESULTS, BranchStore
-from launch import lifecycle, result_block
+from launch import ceiling, lifecycle, result_block
 from launch.backends import Backend, BackendError, BackendJob
 from launch.budget import Budget
+from launch.ceiling import Ceiling
 from launch.spec import JobSpec
 from launch.state import JobRecord, Stored
 from scoring.ranking import Standing, standings
 from scoring.results import ResultsError, accept_job_result, parse_record
 from scoring.verify import check_record
+from taskpkg.frontmatter import read_frontmatter
+from taskpkg.rules.model import RuleViolation
 
 Log = Callable[[str], None]
 
 
 def job_spec(request: LaunchRequest, env: Mapping[str, str]) -> JobSpec:
     """The job a confirmed request asks for, with the recipe and scoring settings of this arena's configuration
-    (ARENA_RECIPE, ARENA_SCORE_PROFILE, ARENA_SCORE_BACKEND) at the arena's own commit (GITHUB_SHA)."""
+    (ARENA_RECIPE, ARENA_SCORE_PROFILE, ARENA_SCORE_BACKEND) at the arena's own commit (GITHUB_SHA): the package
+    digest the verdict recorded, the PR's author to credit, the ceiling (ARENA_JOB_MAX_HOURS,
+    ARENA_JOB_MAX_GPU_HOURS) and the suite it must score on (ARENA_SUITE_NAME, ARENA_SUITE_VERSION,
+    ARENA_SUITE_DIGEST, as `arena suite digest` prints it)."""
+    limit = Ceiling.from_env(env)
     return JobSpec(request.environment, request.commit, env.get("ARENA_RECIPE") or "qwen3-8b-grpo-lora",
                    env.get("ARENA_SCORE_PROFILE") or "full", env.get("ARENA_SCORE_BACKEND") or "vllm",
                    repository=request.repository, arena_commit=env.get("GITHUB_SHA") or None, pr=request.pr,
                    requested_by=request.requested_by, steps=int(env["ARENA_STEPS"]) if env.get("ARENA_STEPS") else None,
-                   skip_calibration=env.get("ARENA_SKIP_CALIBRATION") == "1")
+                   skip_calibration=env.get("ARENA_SKIP_CALIBRATION") == "1", package_digest=request.package_digest,
+                   author=request.author, max_hours=limit.max_hours, max_gpu_hours=limit.max_gpu_hours,
+                   suite_name=env.get("ARENA_SUITE_NAME") or None, suite_version=env.get("ARENA_SUITE_VERSION") or None,
+                   suite_digest=env.get("ARENA_SUITE_DIGEST") or None)
+
+
+def package_limits(client: github_api.Client, spec: JobSpec, environment: Path | None) -> dict | None:
+    """The package's `limits` at the job's commit: from its folder when the launcher has one, else from GitHub."""
+    if environment is not None:
+        return ceiling.package_limits(environment)
+    found = github_api.get_file(client, f"environments/{spec.environment}/task.md", spec.commit)
+    if found is None:
+        return None
+    try:
+        limits = read_frontmatter(found.data.decode("utf-8")).data.get("limits")
+    except (ValueError, RuleViolation):
+        return None
+    return limits if isinstance(limits, dict) else None
 
 
 def launch(client: github_api.Client, request: LaunchRequest, backend: Backend, store: BranchStore, budget: Budget,
            env: Mapping[str, str], log: Log, environment: Path | None = None) -> lifecycle.Decision:
     """Start the confirmed request's job (once per environment and commit) and say so in the accepted reply."""
     spec = job_spec(request, env)
-    decision = lifecycle.request(store, backend, spec, budget, environment, request.reply_comment)
+    decision = lifecycle.request(store, backend, spec, budget, environment, request.reply_comment,
+                                 package_limits(client, spec, environment))
     keep_key = decision.outcome != "refused"  # a refused request may be asked for again
     original = github_api.get_comment(client, request.reply_comment)
     head = (original.body.split("\n", 2)[:2] if original else [reply_marker(request.command_comment)])
@@ -78,30 +103,30 @@ class PollSummary:
 def poll(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, log: Log) -> PollSummary:
     """Stop jobs whose PR moved on, bring every active record up to date (one backend call), publish results."""
     summary = PollSummary()
-    records = _stop_stale(client, cfg, backend, store, log)
+    active = [s for s in store.all() if s.record.active and s.record.backend == backend.name]
+    found = backend.states([s.record.name for s in active]) if active else {}  # the poll's one backend call
+    records = _stop_stale(client, cfg, backend, store, log, active, found)
 
     def on_finished(record: JobRecord, job: BackendJob) -> JobRecord:
         return _accept(client, cfg, backend, store, record, job, summary, log)
 
-    for change in lifecycle.refresh(store, backend, on_finished=on_finished, records=records):
+    for change in lifecycle.refresh(store, backend, on_finished=on_finished, records=records, jobs=found):
         after = change.after
         summary.moved.append(f"{after.name}: {change.before.state} -> {after.state}")
         log(summary.moved[-1])
         if after.state in ("failed", "cancelled", "stale") and after.pr:
-            _tell_ended(client, cfg, backend, after, log)
+            _tell_ended(client, cfg, after, log)
     return summary
 
 
-def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore,
-                log: Log) -> list[Stored]:
+def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store: BranchStore, log: Log,
+                active: list[Stored], found: dict[str, BackendJob]) -> list[Stored]:
     """A job whose PR closed or moved to a new head is stopped and recorded stale (its results would be
-    superseded). Returns the records still active (read once for the whole poll)."""
+    superseded), with what it spent. Returns the records still active."""
     heads: dict[int, tuple[str, str]] = {}
     still: list[Stored] = []
-    for stored in store.all():
+    for stored in active:
         record = stored.record
-        if not record.active or record.backend != backend.name:
-            continue
         if record.pr is None:
             still.append(stored)
             continue
@@ -111,10 +136,12 @@ def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store:
         head, state = heads[record.pr]
         if state != "open" or head != record.commit:
             why = "the pull request was closed" if state != "open" else f"the pull request moved to {head[:12]}"
-            stopped = lifecycle.cancel(store, backend, record.environment, record.commit, "stale", why)
+            job = found.get(record.name)
+            stopped = lifecycle.cancel(store, backend, record.environment, record.commit, "stale", why,
+                                       job.gpu_hours if job else record.gpu_hours)
             log(f"{record.name}: stale ({why})")
             if stopped is not None:
-                _tell_ended(client, cfg, backend, stopped, log)
+                _tell_ended(client, cfg, stopped, log)
         else:
             still.append(stored)
     return still
@@ -128,6 +155,7 @@ def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: Bra
         log_text = backend.logs(job.id)
         data, items, parsed = accept_job_result(result_block.decode(log_text), record.environment, record.commit,
                                                 f"job {record.name}")
+        _check_as_asked(data, record.job_spec, f"job {record.name}")
     except (BackendError, result_block.ResultBlockError, ResultsError) as exc:
         summary.problems.append(f"{record.name}: results not accepted: {exc}")
         log(summary.problems[-1])
@@ -143,6 +171,22 @@ def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: Bra
                           job_comments.results_body(parsed, standing, record, links)])
         comment_id = writes.post_unique(client, record.pr, body, cfg.bot_login)
     return replace(record, run_id=parsed.run_id, results_comment=comment_id)
+
+
+def _check_as_asked(data: dict, spec: JobSpec | None, source: str) -> None:
+    """ResultsError unless the record was scored on the suite the job was given (name, version, content digest:
+    each one the job's spec names) and credits whom the job credits."""
+    if spec is None:
+        return
+    suite = data.get("suite") if isinstance(data.get("suite"), dict) else {}
+    for part, wanted in (("name", spec.suite_name), ("version", spec.suite_version), ("digest", spec.suite_digest)):
+        found = suite.get(part)
+        if wanted is not None and found != wanted:
+            raise ResultsError(f"{source}: the record was scored on suite {part} {str(found)[:80]!r}, not the "
+                               f"job's {wanted!r}")
+    if spec.author is not None and data.get("contributor") != spec.author:
+        raise ResultsError(f"{source}: the record credits {str(data.get('contributor'))[:40]!r}, not the pull "
+                           f"request's author {spec.author!r}")
 
 
 def _standing(client: github_api.Client, store: BranchStore, run_id: str) -> Standing | None:
@@ -166,16 +210,13 @@ def _standing(client: github_api.Client, store: BranchStore, run_id: str) -> Sta
     return standings(records, items).get(run_id)
 
 
-def _tell_ended(client: github_api.Client, cfg: Config, backend: Backend, record: JobRecord, log: Log) -> None:
-    """Comment once on how the job ended (with the end of its log), and reopen the request: the accepted reply
-    loses its key line, so `/arena train` may ask again."""
-    try:
-        log_text = backend.logs(record.backend_job or record.name) if record.backend_job else None
-    except BackendError as exc:
-        log_text = f"(the log could not be read: {exc})"
+def _tell_ended(client: github_api.Client, cfg: Config, record: JobRecord, log: Log) -> None:
+    """Comment once on how the job ended (its reason, never its log: the package's output is for maintainers, through
+    `arena jobs logs`), and reopen the request: the accepted reply loses its key line, so `/arena train` may ask
+    again."""
     marker = f"<!-- posttrain-arena:ended job={record.name} state={record.state} -->"
     assert record.pr is not None
-    writes.post_unique(client, record.pr, f"{marker}\n{job_comments.ended_body(record, log_text)}", cfg.bot_login)
+    writes.post_unique(client, record.pr, f"{marker}\n{job_comments.ended_body(record)}", cfg.bot_login)
     if record.reply_comment:
         reply = github_api.get_comment(client, record.reply_comment)
         if reply is not None:

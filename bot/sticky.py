@@ -23,7 +23,7 @@ ARENA_LABELS = (LABEL_PASS, LABEL_FAIL, LABEL_SCOPE, LABEL_CAP)
 OUTCOMES = {"pending": ((), "pending"), "pass": ((LABEL_PASS,), "success"), "fail": ((LABEL_FAIL,), "failure"),
             "error": ((), "error"), "scope": ((LABEL_SCOPE,), "failure"), "cap": ((LABEL_CAP,), "failure")}
 _STATE = re.compile(r"<!-- posttrain-arena:state head=([0-9a-f]{40}) base=(\S{1,300}) env=([a-z0-9-]{1,64}|-) "
-                    rf"run=(\d{{1,20}})\.(\d{{1,6}}) outcome=({'|'.join(OUTCOMES)}) -->")
+                    rf"run=(\d{{1,20}})\.(\d{{1,6}}) outcome=({'|'.join(OUTCOMES)})(?: digest=([0-9a-f]{{64}}))? -->")
 
 
 @dataclass(frozen=True)
@@ -37,11 +37,14 @@ class StickyState:
     environment: str | None = None
     run_id: int = 0
     run_attempt: int = 0
+    package_digest: str | None = None  # "sha256:…" of the package the verdict is about (a pass or a fail)
 
     def line(self) -> str:
         """The hidden state line."""
+        digest = f" digest={self.package_digest.removeprefix('sha256:')}" if self.package_digest else ""
         return (f"<!-- posttrain-arena:state head={self.head_sha} base={encode_ref(self.base_ref)} "
-                f"env={self.environment or '-'} run={self.run_id}.{self.run_attempt} outcome={self.outcome} -->")
+                f"env={self.environment or '-'} run={self.run_id}.{self.run_attempt} outcome={self.outcome}{digest} "
+                "-->")
 
     @property
     def labels(self) -> tuple[str, ...]:
@@ -57,11 +60,13 @@ class StickyState:
 
 @dataclass(frozen=True)
 class Plan:
-    """What to do with the sticky comment: create, edit, unchanged or stale; and duplicates to delete."""
+    """What to do with the sticky comment: create, edit, unchanged or stale; and duplicates to delete. A stale plan
+    with duplicates carries `fold`: the newest body among the stickies, which the kept (oldest) one must hold."""
 
     kind: str
     comment_id: int | None = None
     duplicates: tuple[int, ...] = ()
+    fold: str | None = None
 
 
 def parse_state(body: str) -> StickyState | None:
@@ -72,8 +77,9 @@ def parse_state(body: str) -> StickyState | None:
     match = _STATE.fullmatch(lines[1])
     if match is None:
         return None
-    head, base, env, run, attempt, outcome = match.groups()
-    return StickyState(head, decode_ref(base), outcome, None if env == "-" else env, int(run), int(attempt))
+    head, base, env, run, attempt, outcome, digest = match.groups()
+    return StickyState(head, decode_ref(base), outcome, None if env == "-" else env, int(run), int(attempt),
+                       f"sha256:{digest}" if digest else None)
 
 
 def stickies(comments: list[Comment], bot_login: str) -> list[Comment]:
@@ -102,6 +108,15 @@ def plan(comments: list[Comment], body: str, state: StickyState, bot_login: str)
     if not found:
         return Plan("create")
     keep, duplicates = found[0], tuple(c.id for c in found[1:])
-    if not supersedes(state, parse_state(keep.body)):
-        return Plan("stale", keep.id, duplicates)
+    newest = _newest(found, state)
+    if not supersedes(state, parse_state(newest.body)):
+        # Another run's body wins; when runs raced to create, it may sit in a duplicate: the kept one takes it.
+        return Plan("stale", keep.id, duplicates, newest.body if duplicates else None)
     return Plan("unchanged" if keep.body == body else "edit", keep.id, duplicates)
+
+
+def _newest(found: list[Comment], state: StickyState) -> Comment:
+    """The sticky whose state is the latest run about `state`'s (base, head); the oldest sticky when none is."""
+    about = [(parsed.run_id, parsed.run_attempt, c.id, c) for c in found
+             if (parsed := parse_state(c.body)) is not None and parsed.about(state.head_sha, state.base_ref)]
+    return max(about, key=lambda entry: entry[:3])[3] if about else found[0]

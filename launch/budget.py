@@ -4,15 +4,21 @@ Configuration (repository variables in Actions, environment variables anywhere):
   ARENA_MAX_CONCURRENT_JOBS    jobs queued or running at once (default 2)
   ARENA_GPU_HOURS_PER_PERIOD   GPU-hours the jobs of one period may use, finished and running (default 200)
   ARENA_BUDGET_PERIOD_DAYS     the period's length in days, counted back from now (default 30)
-  ARENA_JOB_GPU_HOURS          what one new job is expected to use (default 15: docs/TRAINING.md, one H100 run)
+  ARENA_JOB_GPU_HOURS          what a job without a ceiling in its spec may use (default 24)
+
+The spend is what the records say the jobs really used: every job of the period counts, whatever its state
+(succeeded, failed, cancelled, stale), with its GPU-hours over every segment. A job still running may use up to its
+ceiling (launch.ceiling), so what is left of its ceiling is held back; a new job needs its whole ceiling.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
+from launch.settings import read_numbers
 from launch.state import JobRecord
 
 
@@ -27,32 +33,22 @@ class Budget:
     max_concurrent: int = 2
     gpu_hours_per_period: float = 200.0
     period_days: int = 30
-    job_gpu_hours: float = 15.0
+    job_gpu_hours: float = 24.0
 
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Budget:
         """The budget from environment variables (unset ones keep their defaults)."""
-        values: dict[str, float | int] = {}
-        for variable, field, kind, low in (("ARENA_MAX_CONCURRENT_JOBS", "max_concurrent", int, 0),
-                                           ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0),
-                                           ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1),
-                                           ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0)):
-            text = (env.get(variable) or "").strip()
-            if not text:
-                continue
-            try:
-                value = kind(text)
-            except ValueError:
-                raise BudgetConfigError(f"{variable}={text!r}: not {'a whole number' if kind is int else 'a number'}"
-                                        ) from None
-            if value < low:
-                raise BudgetConfigError(f"{variable}={text!r}: must be at least {low}")
-            values[field] = value
-        return cls(**values)  # type: ignore[arg-type]
+        return cls(**read_numbers(env, (("ARENA_MAX_CONCURRENT_JOBS", "max_concurrent", int, 0, math.inf),
+                                        ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0, math.inf),
+                                        ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1, math.inf),
+                                        ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0, math.inf)),
+                                  BudgetConfigError))  # type: ignore[arg-type]
 
-    def refusal(self, records: Iterable[JobRecord], now: datetime | None = None) -> str | None:
-        """Why one more job may not start now, or None when it may."""
+    def refusal(self, records: Iterable[JobRecord], now: datetime | None = None,
+                needs: float | None = None) -> str | None:
+        """Why one more job (that may use `needs` GPU-hours, its ceiling) may not start now, or None when it may."""
         now = now or datetime.now(UTC)
+        needs = self.job_gpu_hours if needs is None else needs
         records = list(records)
         active = [r for r in records if r.active]
         if len(active) >= self.max_concurrent:
@@ -60,13 +56,21 @@ class Budget:
             return (f"{len(active)} job(s) are queued or running ({names}) and at most {self.max_concurrent} may run "
                     "at once (ARENA_MAX_CONCURRENT_JOBS); ask again when one finishes")
         since = now - timedelta(days=self.period_days)
-        used = sum(r.gpu_hours for r in records if _when(r) >= since)
-        pending = self.job_gpu_hours * len(active)
-        if used + pending + self.job_gpu_hours > self.gpu_hours_per_period:
-            return (f"the last {self.period_days} days used {used:.1f} GPU-hours, {pending:.1f} more are running, and "
-                    f"this job needs about {self.job_gpu_hours:.1f}: over the budget of "
-                    f"{self.gpu_hours_per_period:.1f} (ARENA_GPU_HOURS_PER_PERIOD); a maintainer can raise it")
+        used = sum(r.gpu_hours for r in records if r.active or _when(r) >= since)
+        held = sum(max(0.0, self._ceiling(r) - r.gpu_hours) for r in active)
+        if used + held + needs > self.gpu_hours_per_period:
+            return (f"the last {self.period_days} days used {used:.1f} GPU-hours, the running jobs may use {held:.1f} "
+                    f"more (up to their ceilings), and this job may use {needs:.1f}: {used:.1f} + {held:.1f} + "
+                    f"{needs:.1f} = {used + held + needs:.1f}, over the budget of {self.gpu_hours_per_period:.1f} "
+                    "(ARENA_GPU_HOURS_PER_PERIOD); a maintainer can raise it")
         return None
+
+    def _ceiling(self, record: JobRecord) -> float:
+        try:
+            spec = record.job_spec
+        except ValueError:
+            spec = None
+        return spec.max_gpu_hours if spec is not None else self.job_gpu_hours
 
 
 def _when(record: JobRecord) -> datetime:

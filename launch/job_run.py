@@ -1,42 +1,51 @@
-"""The job itself, identical on every backend: contamination gate → `arena train` → `arena score` → the result.
+"""The job itself, identical on every backend: checks → contamination gate → `arena train` → `arena score` → the
+result.
 
 `arena jobs run` reads its job from the environment (what a SkyPilot task's `envs` and the local backend both set):
 
   ARENA_JOB_SPEC         the job description (launch.spec.JobSpec as JSON)
   ARENA_JOB_ENVIRONMENT  the environment package's folder at the job's commit
-  ARENA_JOB_OUT          the artifact folder (a bucket mount on a cloud), the same after a preemption
+  ARENA_JOB_OUT          the artifact folder, the same after a preemption (on a cloud: a folder of the bucket mount)
+  ARENA_JOB_WORK         optional: a folder on local disk to work in; the job then mirrors finished files to
+                         ARENA_JOB_OUT (launch.artifacts) and reads them back from there when it is restarted
+  ARENA_JOB_GPUS         GPUs the machine gives the job (for its GPU-hours; default: the training manifest's)
   ARENA_SUITE            the held-out suite
 
-Each phase is an `arena` command of its own, so the job uses exactly the code a contributor runs. A phase that
-finished is not run again when the job is restarted (a recovered spot instance, a killed local job): the gate's
-verdict is kept, training resumes from its newest checkpoint, scoring from its episodes log. The job's state is in
-`job.json` in the artifact folder; at the end the results record is printed as a result block (launch.result_block).
+Before anything runs, the package must be the one that passed its checks (the spec's digest) and the suite the one
+the job was given (launch.job_checks). Each phase is an `arena` command of its own, so the job uses exactly the code
+a contributor runs; its output goes to `logs/<phase>.log` in the artifact folder (`arena jobs logs NAME --phase P`),
+never to the job's own log, which carries only `arena-job:` lines and, last, the result block (launch.result_block).
+A phase that finished is not run again when the job is restarted (a recovered spot instance, a killed local job):
+the gate's verdict is kept, training resumes from its newest checkpoint, scoring from its episodes log. Every run of
+the job is a segment in `job.json`; their wall time, all counted, is held to the spec's wall-clock ceiling.
 
-Exit codes: 0 scored; 1 the environment's fault (flagged by the gate, training stopped, scoring failed);
-2 a bad job description; 3 the machine lacks something the job needs.
+Exit codes: 0 scored; 1 the environment's fault (flagged by the gate, training stopped, scoring failed, over its
+ceiling); 2 a bad job description (or a package or suite that is not the one it names); 3 the machine lacks
+something the job needs.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import subprocess
 import sys
 import time
-from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from launch import result_block
+from launch.artifacts import ArtifactError, Mirror
+from launch.job_checks import CheckFailed, check_package, check_suite
+from launch.phase_process import run_phase
 from launch.spec import JobSpec, SpecError
 from launch.state import now_iso
 from taskpkg.atomic_files import write_json_atomic
 
 STATUS_FILE = "job.json"
-TAIL_LINES = 30
+RESULT_FILE = "result.json"
 PHASES = ("gate", "train", "score")
+HEARTBEAT_S = 300.0  # how often a running phase's segment is saved and its finished files mirrored
 
 
 class JobFailed(Exception):
@@ -49,11 +58,13 @@ class JobFailed(Exception):
 
 @dataclass(frozen=True)
 class JobPaths:
-    """Where the job reads and writes."""
+    """Where the job reads and writes: `out` is its local working folder, `bucket` (when set) the artifact
+    folder it mirrors to."""
 
     environment: Path
     out: Path
     suite: str
+    bucket: Path | None = None
 
     @property
     def gate(self) -> Path:
@@ -66,6 +77,10 @@ class JobPaths:
     @property
     def score(self) -> Path:
         return self.out / "score"
+
+    def log(self, phase: str) -> Path:
+        """Where a phase's output goes."""
+        return self.out / "logs" / f"{phase}.log"
 
 
 def arena_command(*args: str) -> list[str]:
@@ -88,42 +103,63 @@ def phase_commands(spec: JobSpec, paths: JobPaths) -> dict[str, list[str]]:
              spec.score_backend, "--gate", str(paths.gate), "--commit", spec.commit]
     if spec.pr:
         score += ["--pr", str(spec.pr)]
-    if spec.requested_by and spec.requested_by != "local":
-        score += ["--contributor", spec.requested_by]
+    if spec.credited != "local":
+        score += ["--contributor", spec.credited]
     return {"gate": arena_command("score", "--contamination-only", "--suite", suite, "--format", "json", "--report",
                                   str(paths.out / "gate-report.json"), env),
             "train": arena_command(*train), "score": arena_command(*score)}
 
 
 class JobRun:
-    """One run of the job over its artifact folder (resuming what an earlier run left)."""
+    """One run (segment) of the job over its artifact folder, resuming what an earlier run left."""
 
-    def __init__(self, spec: JobSpec, paths: JobPaths, say: Callable[[str], None] = print) -> None:
+    def __init__(self, spec: JobSpec, paths: JobPaths, say: Callable[[str], None] = print,
+                 env: Mapping[str, str] | None = None) -> None:
         self.spec, self.paths, self.say = spec, paths, say
-        self.status = _read_status(paths.out / STATUS_FILE) or {"phases": {}}
+        self.env = dict(os.environ if env is None else env)
+        self.mirror = Mirror(paths.out, paths.bucket) if paths.bucket else None
+        self.status: dict = {"phases": {}}
         self.started = time.monotonic()
 
     def run(self) -> int:
         """Run the phases still to do; returns the exit code."""
         self.paths.out.mkdir(parents=True, exist_ok=True)
+        if self.mirror is not None:
+            self.say(f"arena-job: {self.mirror.restore()} file(s) read back from {self.paths.bucket}")
+        self.status = _read_json(self.paths.out / STATUS_FILE) or {"phases": {}}
+        if self.status.get("status") == "succeeded" and (self.paths.out / RESULT_FILE).is_file():
+            return self._report(json.loads((self.paths.out / RESULT_FILE).read_text()))
         restarts = self.status.get("restarts", -1) + 1
+        self.status.setdefault("segments", []).append({"started_at": now_iso(), "wall_s": 0.0})
         self._save(status="running", spec=self.spec.to_json(), restarts=restarts,
                    started_at=self.status.get("started_at") or now_iso(), reason=None)
         if restarts:
             self.say(f"arena-job: restart {restarts}: resuming {self.spec.name} from {self.paths.out}")
         try:
+            check_package(self.spec, self.paths.environment)
+            check_suite(self.spec, self.paths.suite)
             for phase in PHASES:
                 self._phase(phase)
             payload = self._result()
+        except CheckFailed as refused:
+            return self._end(JobFailed("failed", refused.reason, refused.exit_code))
         except JobFailed as failed:
-            self._save(status=failed.status, reason=failed.reason, finished_at=now_iso())
-            self.say(f"arena-job: {failed.status}: {failed.reason}")
-            return failed.exit_code
-        self._save(status="succeeded", finished_at=now_iso(), run_id=payload["record"].get("run_id"),
-                   gpu_hours=self._gpu_hours())
+            return self._end(failed)
+        self._save(status="succeeded", finished_at=now_iso(), run_id=payload["record"].get("run_id"))
+        return self._report(payload)
+
+    def _end(self, failed: JobFailed) -> int:
+        self._save(status=failed.status, reason=failed.reason, finished_at=now_iso())
+        self._publish(final=True)
+        self.say(f"arena-job: {failed.status}: {failed.reason}")
+        return failed.exit_code
+
+    def _report(self, payload: dict) -> int:
+        """Say the job succeeded, then print the result block: the last thing the job prints."""
+        self._publish(final=True)
+        self.say(f"arena-job: succeeded: {self.spec.name} ({payload['record'].get('run_id')})")
         for line in result_block.encode(payload):
             self.say(line)
-        self.say(f"arena-job: succeeded: {self.spec.name} ({payload['record'].get('run_id')})")
         return 0
 
     def _phase(self, phase: str) -> None:
@@ -134,31 +170,45 @@ class JobRun:
         if phase == "train" and _train_completed(self.paths.train):
             self._mark(phase, "done", 0.0, 0)
             return
-        command = phase_commands(self.spec, self.paths)[phase]
-        self.say(f"arena-job: {phase}: started")
-        started = time.monotonic()
-        code, tail = _run(command, self.paths.gate if phase == "gate" else None)
-        wall = round(time.monotonic() - started, 1)
-        if code == 0:
-            self._mark(phase, "done", wall, code)
-            self.say(f"arena-job: {phase}: done in {wall:.0f} s")
-            return
-        self._mark(phase, "failed", wall, code)
-        raise self._failure(phase, code, tail)
+        left = self.spec.max_hours * 3600 - self._wall()
+        if left <= 0:
+            raise self._over_ceiling()
+        self.say(f"arena-job: {phase}: started (output in logs/{phase}.log)")
+        outcome = run_phase(phase_commands(self.spec, self.paths)[phase], self.paths.log(phase),
+                            f"{phase}, segment {len(self.status['segments'])}, {now_iso()}", left,
+                            lambda elapsed: self._heartbeat(phase, elapsed), HEARTBEAT_S,
+                            self.paths.gate if phase == "gate" else None)
+        if outcome.over_deadline:
+            self._mark(phase, "stopped", outcome.wall_s, -1)
+            raise self._over_ceiling()
+        code = outcome.exit_code
+        self._mark(phase, "done" if code == 0 else "failed", outcome.wall_s, code or 0)
+        if code != 0:
+            raise self._failure(phase, int(code or 0))
+        self.say(f"arena-job: {phase}: done in {outcome.wall_s:.0f} s")
 
-    def _failure(self, phase: str, code: int, tail: list[str]) -> JobFailed:
-        last = next((line for line in reversed(tail) if line.strip()), "no output")
+    def _heartbeat(self, phase: str, elapsed: float) -> None:
+        self._save()
+        self._publish()
+        self.say(f"arena-job: {phase}: running for {elapsed / 60:.0f} min")
+
+    def _over_ceiling(self) -> JobFailed:
+        return JobFailed("stopped", f"over its wall-clock ceiling: its runs took {self._wall() / 3600:.2f} h of the "
+                         f"{self.spec.max_hours:g} h a job may use")
+
+    def _failure(self, phase: str, code: int) -> JobFailed:
+        where = (f"its output is in logs/{phase}.log (maintainers: `arena jobs logs {self.spec.name} --phase "
+                 f"{phase}`)")
         if code == 3:
-            return JobFailed("failed", f"{phase}: the machine lacks something the job needs: {last}", 3)
-        verdict = (_read_status(self.paths.gate) or {}) if phase == "gate" else {}
-        if code == 1 and verdict.get("verdict") == "flagged":
-            counts = ", ".join(f"{k} {v}" for k, v in (verdict.get("counts") or {}).items())
-            return JobFailed("stopped", f"flagged by the contamination gate ({counts})")
+            return JobFailed("failed", f"{phase}: the machine lacks something the job needs (exit 3); {where}", 3)
+        verdict = (_read_json(self.paths.gate) or {}) if phase == "gate" else {}
+        if code == 1 and verdict.get("verdict") == "flagged":  # what matched is for maintainers only (gate report)
+            return JobFailed("stopped", "flagged by the contamination gate")
         if phase == "train" and code == 1:
-            manifest = _read_status(self.paths.train / "manifest.json") or {}
+            manifest = _read_json(self.paths.train / "manifest.json") or {}
             if manifest.get("status") == "stopped":
                 return JobFailed("stopped", f"training stopped: {manifest.get('reason')}")
-        return JobFailed("failed", f"{phase} failed (exit {code}): {last}")
+        return JobFailed("failed", f"{phase} failed (exit {code}); {where}")
 
     def _result(self) -> dict:
         records = sorted((self.paths.score / "results" / self.spec.environment).glob("*.json"))
@@ -170,14 +220,19 @@ class JobRun:
         items = newest.with_name(newest.stem + ".items.json")
         if items.is_file():
             payload["items"] = json.loads(items.read_text())
-        payload["job"] = {"name": self.spec.name, "phases": self.status["phases"], "gpu_hours": self._gpu_hours()}
+        payload["job"] = {"name": self.spec.name, "phases": self.status["phases"], "gpu_hours": self._gpu_hours(),
+                          "segments": len(self.status["segments"])}
+        write_json_atomic(self.paths.out / RESULT_FILE, payload, sort_keys=True)  # a restart prints it again
         return payload
 
+    def _wall(self) -> float:
+        """Wall time of every run of this job so far, this one included."""
+        return sum(float(s.get("wall_s") or 0.0) for s in self.status.get("segments", []))
+
     def _gpu_hours(self) -> float:
-        manifest = _read_status(self.paths.train / "manifest.json") or {}
-        gpus = int(manifest.get("gpus") or 0)
-        wall = sum(p.get("wall_s", 0.0) for p in self.status["phases"].values())
-        return round(wall / 3600 * gpus, 4)
+        manifest = _read_json(self.paths.train / "manifest.json") or {}
+        gpus = int(self.env.get("ARENA_JOB_GPUS") or manifest.get("gpus") or 0)
+        return round(self._wall() / 3600 * gpus, 4)
 
     def _mark(self, phase: str, status: str, wall: float, code: int) -> None:
         earlier = self.status["phases"].get(phase, {}).get("wall_s", 0.0)
@@ -186,33 +241,27 @@ class JobRun:
 
     def _save(self, **changes: object) -> None:
         self.status.update(changes)
+        if self.status.get("segments"):
+            self.status["segments"][-1]["wall_s"] = round(time.monotonic() - self.started, 1)
+        self.status["gpu_hours"] = self._gpu_hours()
         self.status["updated_at"] = now_iso()
         write_json_atomic(self.paths.out / STATUS_FILE, self.status, sort_keys=True)
 
-
-def _run(command: list[str], stdout_file: Path | None) -> tuple[int, list[str]]:
-    """Run one phase, its output passed through line by line (its stdout into `stdout_file` when given); returns
-    the exit code and the last lines of its output."""
-    tail: deque[str] = deque(maxlen=TAIL_LINES)
-    with contextlib.ExitStack() as stack:
-        target = stack.enter_context(open(stdout_file, "w")) if stdout_file else None
-        process = stack.enter_context(subprocess.Popen(
-            command, stdout=target or subprocess.PIPE, stderr=subprocess.PIPE if target else subprocess.STDOUT,
-            text=True, bufsize=1))
-        stream = process.stderr if target else process.stdout
-        assert stream is not None
-        for line in stream:
-            tail.append(line.rstrip("\n"))
-            print(line, end="", flush=True)
-        return process.wait(), list(tail)
+    def _publish(self, final: bool = False) -> None:
+        if self.mirror is None:
+            return
+        try:
+            self.mirror.publish(final=final)
+        except ArtifactError as exc:  # the next heartbeat tries again; a final one that fails is said
+            self.say(f"arena-job: artifacts: {exc}")
 
 
 def _train_completed(folder: Path) -> bool:
-    manifest = _read_status(folder / "manifest.json") or {}
+    manifest = _read_json(folder / "manifest.json") or {}
     return manifest.get("status") == "completed" and (folder / "adapter" / "adapter_config.json").is_file()
 
 
-def _read_status(path: Path) -> dict | None:
+def _read_json(path: Path) -> dict | None:
     try:
         data = json.loads(path.read_text())
     except (OSError, ValueError):
@@ -237,5 +286,8 @@ def run_from_env(env: Mapping[str, str]) -> int:
               file=sys.stderr)
         return 2
     os.environ.setdefault("PYTHONUNBUFFERED", "1")
-    paths = JobPaths(environment.resolve(), Path(env["ARENA_JOB_OUT"]).resolve(), env["ARENA_SUITE"])
-    return JobRun(spec, paths, lambda line: print(line, flush=True)).run()
+    out = Path(env["ARENA_JOB_OUT"]).expanduser().resolve()
+    work = Path(env["ARENA_JOB_WORK"]).expanduser().resolve() if env.get("ARENA_JOB_WORK") else None
+    paths = (JobPaths(environment.resolve(), work, env["ARENA_SUITE"], bucket=out) if work and work != out
+             else JobPaths(environment.resolve(), out, env["ARENA_SUITE"]))
+    return JobRun(spec, paths, lambda line: print(line, flush=True), env).run()

@@ -4,7 +4,10 @@ Every step is a compare-and-swap on the job's record (launch.state), so it is sa
 - `request` records the job as queued before launching it and as running after, so a crash in between leaves a
   queued record that names the job; the next `refresh` finds that job by name (or, when the backend never
   started it, marks the record failed), and no second request starts another.
-- `refresh` asks the backend about every active job in one call and moves each record to what it says.
+- `refresh` asks the backend about every active job in one call and moves each record to what it says; a job past
+  its ceiling (launch.ceiling: wall-clock hours or GPU-hours over every segment) is cancelled there and then.
+- A record's GPU-hours only ever grow, and a job that is cancelled or stale is asked for its spend once more before
+  its record is closed, so the budget reads what every job really used.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from launch import ceiling
 from launch.backends import Backend, BackendError, BackendJob
 from launch.budget import Budget
 from launch.spec import JobSpec
@@ -33,9 +37,12 @@ class Decision:
 
 
 def request(store: JobStore, backend: Backend, spec: JobSpec, budget: Budget, environment: Path | None = None,
-            reply_comment: int | None = None) -> Decision:
-    """Start the job for (environment, commit) unless one is active or done; a failed or cancelled one is retried
-    as its next attempt."""
+            reply_comment: int | None = None, limits: dict | None = None) -> Decision:
+    """Start the job for (environment, commit) unless one is active or done, its package's `limits` (task.md's;
+    read from `environment` when not given) do not fit its ceiling, or the budget is spent; a failed or cancelled
+    one is retried as its next attempt."""
+    limits = limits if limits is not None else ceiling.package_limits(environment)
+    too_much = ceiling.refusal(spec, limits) if limits else None
     for _ in range(MAX_RACES):
         stored = store.get(spec.environment, spec.commit)
         if stored is not None and stored.record.active:
@@ -43,7 +50,7 @@ def request(store: JobStore, backend: Backend, spec: JobSpec, budget: Budget, en
         if stored is not None and stored.record.state == "succeeded":
             return Decision("done", stored.record, f"{spec.environment} at {spec.commit[:12]} was already scored "
                             f"(run {stored.record.run_id})")
-        refusal = budget.refusal(s.record for s in store.all())
+        refusal = too_much or budget.refusal((s.record for s in store.all()), needs=spec.max_gpu_hours)
         if refusal:
             return Decision("refused", stored.record if stored else None, refusal)
         attempt_spec = replace(spec, attempt=stored.record.attempt + 1) if stored else spec
@@ -94,19 +101,20 @@ class Change:
 
 def refresh(store: JobStore, backend: Backend, now: datetime | None = None,
             on_finished: Callable[[JobRecord, BackendJob], JobRecord] | None = None,
-            records: list[Stored] | None = None) -> list[Change]:
+            records: list[Stored] | None = None, jobs: dict[str, BackendJob] | None = None) -> list[Change]:
     """Bring every active record of this backend up to date with one backend call. `on_finished` may enrich a
     record that succeeded (the bot publishes its results there) before it is written; `records` saves reading the
-    store again when the caller just read it."""
+    store again when the caller just read it, and `jobs` the backend call when the caller just made it."""
     now = now or datetime.now(UTC)
     active = [s for s in (store.all() if records is None else records)
               if s.record.active and s.record.backend == backend.name]
     if not active:
         return []
-    jobs = backend.states([s.record.name for s in active])
+    jobs = backend.states([s.record.name for s in active]) if jobs is None else jobs
     changes = []
     for stored in active:
-        after = _next_state(stored.record, jobs.get(stored.record.name), now)
+        job = jobs.get(stored.record.name)
+        after = _over_ceiling(backend, stored.record, job) or _next_state(stored.record, job, now)
         if after is None:
             continue
         if after.state == "succeeded" and on_finished is not None:
@@ -114,6 +122,19 @@ def refresh(store: JobStore, backend: Backend, now: datetime | None = None,
         written = _swap(store, stored, after)
         changes.append(Change(stored.record, written.record, written))
     return changes
+
+
+def _over_ceiling(backend: Backend, record: JobRecord, job: BackendJob | None) -> JobRecord | None:
+    """A running job past its ceiling, cancelled at the backend and recorded so; None when it is within it."""
+    spec = record.job_spec
+    if job is None or job.finished or spec is None:
+        return None
+    reason = ceiling.over(spec, job.hours, job.gpu_hours)
+    if reason is None:
+        return None
+    backend.cancel([job.id])
+    return record.moved_to("cancelled", reason=reason, backend_job=job.id,
+                           gpu_hours=max(record.gpu_hours, job.gpu_hours))
 
 
 def _next_state(record: JobRecord, job: BackendJob | None, now: datetime) -> JobRecord | None:
@@ -127,8 +148,8 @@ def _next_state(record: JobRecord, job: BackendJob | None, now: datetime) -> Job
     changes: dict = {}
     if record.backend_job != job.id:
         changes["backend_job"] = job.id  # a launch whose record was not written (a crash in between), adopted
-    if job.gpu_hours and job.gpu_hours != record.gpu_hours:
-        changes["gpu_hours"] = job.gpu_hours
+    if job.gpu_hours > record.gpu_hours:
+        changes["gpu_hours"] = job.gpu_hours  # spend only grows: a backend that forgets a segment never lowers it
     if job.finished:
         changes["reason"] = job.detail
     if state == record.state and not changes:
@@ -137,16 +158,27 @@ def _next_state(record: JobRecord, job: BackendJob | None, now: datetime) -> Job
 
 
 def cancel(store: JobStore, backend: Backend, environment: str, commit: str, state: str = "cancelled",
-           reason: str = "cancelled") -> JobRecord | None:
-    """Stop an active job and record why (cancelled, or stale after a new push); None when none is active."""
+           reason: str = "cancelled", spent: float | None = None) -> JobRecord | None:
+    """Stop an active job and record why (cancelled, or stale after a new push) with what it spent (`spent`, the
+    backend's word when the caller just asked it, else asked once more); None when none is active."""
     for _ in range(MAX_RACES):
         stored = store.get(environment, commit)
         if stored is None or not stored.record.active:
             return None
         if stored.record.backend_job:
             backend.cancel([stored.record.backend_job])
+        used = max(stored.record.gpu_hours, spent) if spent is not None else _final_spend(backend, stored.record)
         try:
-            return store.update(stored, stored.record.moved_to(state, reason=reason)).record
+            return store.update(stored, stored.record.moved_to(state, reason=reason, gpu_hours=used)).record
         except Conflict:
             continue
     raise Conflict(f"the record of {environment} at {commit[:12]} kept changing")
+
+
+def _final_spend(backend: Backend, record: JobRecord) -> float:
+    """The GPU-hours of a job being closed, asked of the backend once more (what it had recorded if that fails)."""
+    try:
+        job = backend.states([record.name]).get(record.name)
+    except BackendError:
+        return record.gpu_hours
+    return max(record.gpu_hours, job.gpu_hours) if job is not None else record.gpu_hours

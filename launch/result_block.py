@@ -1,7 +1,9 @@
 """Results travel back from the job in its own log: the record and its items file, compressed, as numbered lines.
 
 The GPU machine holds no GitHub credential, so the job cannot publish anything itself; the bot reads the block out
-of the log through the backend (`tail logs`), then validates what it found as untrusted data.
+of the log through the backend (`tail logs`), then validates what it found as untrusted data. The channel is
+strict: the block is the last thing the job prints, its lines are consecutive, and a log with two different blocks
+is refused (package output never reaches the job's log: launch.job_run keeps it in per-phase files).
 
     arena-job-result 1/3 <base64 of part of gzip(JSON)>
     ...
@@ -34,27 +36,41 @@ def encode(payload: dict) -> list[str]:
 
 
 def decode(log: str) -> dict:
-    """The payload of the last complete block in a log (a recovered job may print more than one)."""
-    parts: dict[int, str] = {}
-    total = None
-    found: dict | None = None
+    """The payload of the block that ends the log. Refused: no complete block; a block whose lines are not
+    consecutive and in order; anything but blank lines after the last block; two complete blocks that differ (a
+    recovered job prints the same block again, never another)."""
+    blocks: list[str] = []
+    parts: list[str] = []
+    last_line = ""
     for line in log.splitlines():
-        match = LINE.match(line.strip())
-        if not match:
+        text = line.strip()
+        if not text:
+            continue
+        last_line = text
+        match = LINE.match(text)
+        if match is None:
+            if parts:
+                raise ResultBlockError("the result block is interrupted by other output (its lines must be "
+                                       "consecutive)")
             continue
         index, count, chunk = int(match[1]), int(match[2]), match[3]
-        if index == 1:
-            parts, total = {}, count
-        if total != count or not 1 <= index <= count:
-            continue
-        parts[index] = chunk
-        if len(parts) == total:
-            found = _unpack("".join(parts[i] for i in range(1, total + 1)))
-            parts, total = {}, None
-    if found is None:
+        if index != len(parts) + 1 or count < index:
+            raise ResultBlockError(f"the result block's line {index}/{count} is out of order")
+        parts.append(chunk)
+        if index == count:
+            blocks.append("".join(parts))
+            parts = []
+    if parts:
+        raise ResultBlockError("the job's log ends inside a result block (the job did not finish printing it, or "
+                               "its log was cut)")
+    if not blocks:
         raise ResultBlockError("the job's log holds no complete result block (the job did not reach its end, or "
                                "its log was cut)")
-    return found
+    if not LINE.match(last_line):
+        raise ResultBlockError("the result block is not the last thing the job printed")
+    if len(set(blocks)) > 1:
+        raise ResultBlockError(f"the job's log holds {len(set(blocks))} different result blocks; a job prints one")
+    return _unpack(blocks[-1])
 
 
 def _unpack(packed: str) -> dict:

@@ -17,7 +17,10 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 REPOSITORY = re.compile(r"^[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}$")
 LOGIN = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})(?:\[bot\])?$")
 RECIPE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,63}$")
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+SUITE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 PROFILES = ("smoke", "quick", "full")
+MAX_CEILING_HOURS = 720.0  # no job may be allowed more than 30 days or 720 GPU-hours
 SCORE_BACKENDS = ("local", "vllm")
 
 
@@ -42,6 +45,13 @@ class JobSpec:
     steps: int | None = None
     skip_calibration: bool = False
     attempt: int = 1
+    package_digest: str | None = None  # "sha256:<tree digest>" of the package that passed its checks
+    author: str | None = None  # the pull request's author: the results credit them
+    max_hours: float = 24.0  # the job's wall-clock ceiling, every segment counted
+    max_gpu_hours: float = 24.0  # its GPU-hour ceiling
+    suite_name: str | None = None  # the held-out suite the job must score on (name, version, content digest)
+    suite_version: str | None = None
+    suite_digest: str | None = None
 
     def __post_init__(self) -> None:
         problems = [
@@ -57,10 +67,26 @@ class JobSpec:
             ("steps", self.steps is None or (type(self.steps) is int and self.steps >= 1)),
             ("skip_calibration", type(self.skip_calibration) is bool),
             ("attempt", type(self.attempt) is int and 1 <= self.attempt <= 99),
+            ("package_digest", self.package_digest is None or (isinstance(self.package_digest, str)
+                                                               and DIGEST.match(self.package_digest))),
+            ("author", self.author is None or (isinstance(self.author, str) and LOGIN.match(self.author))),
+            ("max_hours", _hours(self.max_hours)),
+            ("max_gpu_hours", _hours(self.max_gpu_hours)),
+            ("suite_name", self.suite_name is None or (isinstance(self.suite_name, str)
+                                                       and SUITE_NAME.match(self.suite_name))),
+            ("suite_version", self.suite_version is None or (isinstance(self.suite_version, str)
+                                                             and SUITE_NAME.match(self.suite_version))),
+            ("suite_digest", self.suite_digest is None or (isinstance(self.suite_digest, str)
+                                                           and DIGEST.match(self.suite_digest))),
         ]
         wrong = [name for name, ok in problems if not ok]
         if wrong:
             raise SpecError(f"job description: {wrong[0]} is missing or malformed ({getattr(self, wrong[0])!r})")
+
+    @property
+    def credited(self) -> str:
+        """Whom the results credit: the pull request's author, else whoever asked for the job."""
+        return self.author or self.requested_by
 
     @property
     def name(self) -> str:
@@ -98,3 +124,7 @@ class JobSpec:
             return cls(**data)
         except TypeError as exc:
             raise SpecError(f"job description: {exc}") from None
+
+
+def _hours(value: object) -> bool:
+    return type(value) in (int, float) and 0 < value <= MAX_CEILING_HOURS  # type: ignore[operator]

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 import docker
 from docker.errors import APIError, ImageNotFound
 
+from sandbox.build_isolation import BuildPolicy, Isolation, IsolationError, isolated
 from sandbox.engine import API_TIMEOUT_S, labels
 from taskpkg.digest import tree_digest
 from taskpkg.dockerfile import parse
@@ -89,15 +90,30 @@ def ensure_image(client: docker.DockerClient, package: TaskPackage, session: str
 
 
 def _build(package: TaskPackage, tag: str, session: str) -> list[str]:
-    """Stream a build on a dedicated connection; closing it on timeout makes the engine cancel the build."""
+    """Stream a build on a dedicated connection, isolated as the machine's policy says (sandbox.build_isolation);
+    closing the connection on timeout makes the engine cancel the build."""
     api = docker.APIClient(base_url=_base_url(), timeout=API_TIMEOUT_S)
+    try:
+        policy = BuildPolicy.from_env(os.environ)
+        with isolated(api, policy, session, package.name) as isolation:
+            lines = _stream_build(api, package, tag, session, isolation)
+    except IsolationError as exc:
+        api.close()
+        raise BuildFailed(f"the build could not be isolated: {exc}", None, "") from None
+    return lines
+
+
+def _stream_build(api: docker.APIClient, package: TaskPackage, tag: str, session: str,
+                  isolation: Isolation) -> list[str]:
     lines: list[str] = []
     outcome: dict[str, object] = {}
 
     def consume() -> None:
         try:
             stream = api.build(path=str(package.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
-                               labels=labels("env-image", session, package.name), pull=False)
+                               labels=labels("env-image", session, package.name), pull=False,
+                               network_mode=isolation.network_mode, buildargs=isolation.buildargs or None,
+                               container_limits=isolation.container_limits or None)
             for chunk in stream:
                 if "stream" in chunk:
                     lines.extend(line for line in plain(chunk["stream"]).split("\n") if line.strip())
@@ -125,6 +141,9 @@ def _build(package: TaskPackage, tag: str, session: str) -> list[str]:
     if timed_out:
         raise BuildFailed(f"the build did not finish within limits.build_timeout_s ({package.limits.build_timeout_s}"
                           f" s); it was at {where}: {step or 'the start'}", step, tail, timed_out=True, line=line)
+    if isolation.stopped:
+        raise BuildFailed(f"the build was stopped at {where}: {isolation.stopped[0]} (the build's limit)", step, tail,
+                          line=line)
     if "error" in outcome:
         at = f"{where} `{step}`" if step else where
         raise BuildFailed(f"the build failed at {at}: {error}{_HEREDOC_HINT if in_heredoc else ''}", step, tail,

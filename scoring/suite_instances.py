@@ -20,7 +20,7 @@ from pathlib import Path
 
 from scoring.contamination import InstanceMaker, InstanceText
 from scoring.suite import Suite
-from taskpkg.digest import tree_digest
+from taskpkg.digest import package_digest
 from taskpkg.model import TaskPackage
 
 CACHE_FOLDER = "gate-cache"
@@ -47,13 +47,13 @@ class InstanceCache:
         self._digests: dict[Path, str] = {}
 
     def digest(self, package: TaskPackage) -> str:
-        """The package's content digest (computed once per package)."""
+        """The package's content digest, "sha256:" and 64 hex digits (computed once per package)."""
         if package.root not in self._digests:
-            self._digests[package.root] = tree_digest(package.root, frozenset({"__pycache__"}))
+            self._digests[package.root] = package_digest(package.root)
         return self._digests[package.root]
 
     def path(self, package: TaskPackage) -> Path:
-        return self.folder / f"{package.name}-{self.digest(package)[:16]}.json.gz"
+        return self.folder / f"{package.name}-{self.digest(package).removeprefix('sha256:')[:16]}.json.gz"
 
     def load(self, package: TaskPackage) -> dict[int, InstanceText]:
         """The cached instances of this version of the package; empty when there are none or the file is unreadable

@@ -26,6 +26,15 @@ def tree_digest(folder: Path, skip_dirs: frozenset[str] = frozenset()) -> str:
     return digest.hexdigest()
 
 
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})  # tools' caches, not content
+
+
+def package_digest(folder: Path) -> str:
+    """What a verdict is about and what training must match: "sha256:" + the tree digest of the package's files,
+    tools' cache folders left out (running the package's Python may add them; the checks ignore them too)."""
+    return "sha256:" + tree_digest(folder, CACHE_DIRS)
+
+
 def git_commit(folder: Path) -> str | None:
     """The commit checked out where `folder` lives, when it is a clean git checkout of it; else None."""
     try:

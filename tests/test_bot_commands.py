@@ -53,8 +53,12 @@ def test_training_goes_to_the_launcher_with_the_sha_pinned_at_authorization(worl
     assert world.run("issue_comment", event, launcher=launches) == 0
     reply = next(c for c in world.hub.comments(REPO, passing) if c["user"] == world.hub.bot_login
                  and "Training accepted" in c["body"])
-    assert launches == [LaunchRequest(REPO, passing, "sample-task", sha(1), "main", "maintainer",
-                                      event["comment"]["id"], reply["id"])]
+    (request,) = launches
+    assert request == LaunchRequest(REPO, passing, "sample-task", sha(1), "main", "maintainer",
+                                    event["comment"]["id"], reply["id"], package_digest=request.package_digest,
+                                    author="attacker")  # the PR's author, whom the results credit
+    sticky = next(c["body"] for c in world.hub.comments(REPO, passing) if "posttrain-arena:state" in c["body"])
+    assert f"digest={request.package_digest.removeprefix('sha256:')}" in sticky  # the digest the verdict recorded
     assert "The launch job of [this Actions run](https://github.com/arena-org/arena/actions/runs/777)" in reply["body"]
 
 

@@ -71,8 +71,11 @@ def test_train_asks_for_permission_first_and_nothing_else_when_it_is_missing() -
     assert isinstance(refusal, Reply) and "only maintainers" in refusal.body and refusal.to == 9
 
 
-def _verdict(author: str = BOT, kind: str = "Bot", base: str = "main") -> Comment:
-    state = StickyState(PULL.head_sha, base, "pass", "ab-cd", 3, 1)
+DIGEST = "sha256:" + "ab" * 32
+
+
+def _verdict(author: str = BOT, kind: str = "Bot", base: str = "main", digest: str | None = DIGEST) -> Comment:
+    state = StickyState(PULL.head_sha, base, "pass", "ab-cd", 3, 1, digest)
     return Comment(5, author, kind, f"{MARKER}\n{state.line()}\n## ✅")
 
 
@@ -81,12 +84,14 @@ def _verdict(author: str = BOT, kind: str = "Bot", base: str = "main") -> Commen
     (_verdict("carol", "User"), False),  # a contributor's copy of the markers
     (_verdict("other-app[bot]"), False),  # another bot: only the bot's own login counts
     (_verdict(base="release"), False),  # a verdict about another base
+    (_verdict(digest=None), False),  # a verdict that does not say which package passed
 ])
 def test_train_trusts_only_the_bots_own_verdict_on_this_base_and_head(verdict: Comment, accepted: bool) -> None:
     facts = Facts(pull=PULL, permission="write", comments=[verdict], fetched={"permission", "pull", "comments"})
     actions = decide("issue_comment", _comment_payload("/arena train"), facts, CFG)
     if accepted:
-        assert actions[-1] == AcceptTraining(1, TrainKey("ab-cd", PULL.head_sha, "main"), "carol", 9)
+        assert actions[-1] == AcceptTraining(1, TrainKey("ab-cd", PULL.head_sha, "main"), "carol", 9, DIGEST,
+                                             PULL.author)
     else:
         assert [type(a) for a in actions] == [Reply] and "Sorry carol" in actions[0].body
 

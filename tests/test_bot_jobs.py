@@ -55,9 +55,9 @@ def result_log(environment: str = "sample-task", commit: str | None = None, **ch
     """A job log ending in a result block holding a real version-2 record (built by scoring) and its items."""
     record, items = build_run(paired_items(3, per_domain=4, clusters=0, effect=0.3),
                               run_info(environment, items=32, resamples=200, commit=commit or sha(1)))
-    record.update(changes)
-    lines = ["arena-job: gate: done", "train step 1/1 reward 0.5", *result_block.encode({"record": record,
-                                                                                        "items": items})]
+    record.update({"contributor": "attacker", **changes})  # the PR's author (tests/conftest_github.py)
+    lines = ["arena-job: gate: done", "arena-job: succeeded", *result_block.encode({"record": record,
+                                                                                  "items": items})]
     return "\n".join(lines), record
 
 
@@ -102,7 +102,7 @@ def test_a_confirmed_train_starts_one_job_and_the_reply_says_which(world: World,
     assert (record["state"], record["pr"], record["reply_comment"]) == ("running", passing, request.reply_comment)
     assert json.loads(record["spec"])["recipe"] == "cpu-small"
     calls = len(world.hub.log) - before
-    assert calls <= 10, f"the launch step made {calls} GitHub calls"
+    assert calls <= 11, f"the launch step made {calls} GitHub calls"  # one reads the package's limits
     again = jobs.launch(gh, request, backend, BranchStore(gh), Budget(), ENV, print)
     assert again.outcome == "running" and len(backend.launched) == 1  # a repeated launch starts nothing
 
@@ -212,15 +212,31 @@ def test_an_oversized_record_is_refused() -> None:
         accept_job_result({"record": {**record, "padding": "x" * 2_000_000}}, "sample-task", sha(1), "job")
 
 
-def test_a_failed_job_is_told_with_the_end_of_its_log_made_inert(world: World, passing: int) -> None:
+def test_a_failed_job_is_told_its_reason_never_its_log(world: World, passing: int) -> None:
     backend, gh, _ = launched(world, passing)
-    hostile = "\n".join(["step 1", "Traceback: boom", "```", "@everyone <script>alert(1)</script>", "\u202eevil"])
-    backend.finish(backend.launched[0], "failed", hostile, detail="FAILED_SETUP")
+    hostile = "\n".join(["step 1", "PACKAGE-SECRET Traceback: boom", "```", "@everyone <script>alert(1)</script>"])
+    backend.finish(backend.launched[0], "failed", hostile, detail="FAILED_SETUP \u202eevil")
     jobs.poll(gh, config(world), backend, BranchStore(gh), print)
     (body,) = [c["body"] for c in world.hub.comments(REPO, passing) if "posttrain-arena:ended" in c["body"]]
-    assert "FAILED\\_SETUP" in body and "````text" in body and "\u202e" not in body
-    fence = body.index("````text")
-    assert "Traceback: boom" in body[fence:] and body.count("````") == 2
+    assert "FAILED\\_SETUP" in body and "\u202e" not in body
+    assert "PACKAGE-SECRET" not in body and "@everyone" not in body and "```" not in body
+    assert "arena jobs logs arena-sample-task-" in body  # where a maintainer reads it
+
+
+@pytest.mark.parametrize(("change", "env", "reason"), [
+    ({}, {"ARENA_SUITE_NAME": "private-v2"}, "not the job's 'private-v2'"),
+    ({}, {"ARENA_SUITE_VERSION": "9.9.9"}, "scored on suite version"),
+    ({}, {"ARENA_SUITE_DIGEST": "sha256:" + "1" * 64}, "scored on suite digest 'sha256:"),
+    ({"contributor": "maintainer"}, {}, "credits 'maintainer', not the pull request's author 'attacker'"),
+])
+def test_a_result_on_another_suite_or_crediting_someone_else_is_refused(world: World, passing: int, change: dict,
+                                                                      env: dict, reason: str) -> None:
+    backend, gh = Backend(), client(world)
+    jobs.launch(gh, accepted(world, passing), backend, BranchStore(gh), Budget(), {**ENV, **env}, print)
+    log, _ = result_log(**change)
+    backend.finish(backend.launched[0], log=log)
+    summary = jobs.poll(gh, config(world), backend, BranchStore(gh), print)
+    assert summary.published == [] and reason in summary.problems[0], summary.problems
 
 
 def test_a_lost_answer_while_committing_results_publishes_them_once(world: World, passing: int) -> None:
@@ -303,3 +319,17 @@ def test_records_on_the_state_branch_are_read_as_untrusted(world: World, passing
     _, gh, _ = launched(world, passing)
     world.hub.repos[REPO].branches["arena-state"].files["jobs/evil/" + "e" * 40 + ".json"] = b'{"job_version": 1}'
     assert [s.record.environment for s in BranchStore(gh).all()] == ["sample-task"]
+
+
+def test_a_job_past_its_ceiling_is_cancelled_and_the_pr_told_why(world: World, passing: int) -> None:
+    backend, gh = Backend(), client(world)
+    jobs.launch(gh, accepted(world, passing), backend, BranchStore(gh), Budget(),
+                {**ENV, "ARENA_JOB_MAX_GPU_HOURS": "10"}, print)
+    name = backend.launched[0]
+    backend.jobs[name] = replace(backend.jobs[name], state="running", hours=9.0, gpu_hours=10.5, recoveries=1)
+    jobs.poll(gh, config(world), backend, BranchStore(gh), print)
+    (job,) = job_files(world).values()
+    assert job["state"] == "cancelled" and job["gpu_hours"] == 10.5 and backend.cancelled == [backend.jobs[name].id]
+    (body,) = [c["body"] for c in world.hub.comments(REPO, passing) if "posttrain-arena:ended" in c["body"]]
+    assert "was cancelled" in body and "used 10.50 GPU-hours over all its segments" in body
+    assert "ARENA\\_JOB\\_MAX\\_GPU\\_HOURS" in body and "ask a maintainer to raise the ceiling" in body

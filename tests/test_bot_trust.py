@@ -85,7 +85,9 @@ def test_a_run_set_up_before_the_base_changed_gives_no_verdict(world: World, rep
     later = (datetime.now(UTC) + timedelta(seconds=30)).strftime("%Y-%m-%dT%H:%M:%SZ")
     event = world.run_event(number, run_id=5, conclusion="success", created_at=later)
     assert world.run("workflow_run", event, reports["fixed"]) == 0
-    assert outcome(world, number) == StickyState(sha(1), "main", "pass", "sample-task", 5, 1)
+    found = outcome(world, number)
+    assert found == StickyState(sha(1), "main", "pass", "sample-task", 5, 1, found.package_digest)
+    assert found.package_digest and found.package_digest.startswith("sha256:")
 
 
 def test_retargeting_a_passing_pr_voids_its_verdict(world: World, reports: dict[str, Path]) -> None:

@@ -185,3 +185,22 @@ def test_runs_not_triggered_by_a_pull_request_or_for_closed_prs_are_ignored(worl
     world.hub.repos[REPO].pulls[number].state = "closed"
     assert world.run("workflow_run", event) == 0
     assert world.hub.calls("POST") == world.hub.calls("PATCH") == 0
+
+
+def test_two_workflows_racing_on_a_pr_with_no_sticky_leave_one_with_the_verdict(world: World,
+                                                                              reports: dict[str, Path]) -> None:
+    """The report run (the verdict) and the pr-events run (pending) both list the PR's comments before either has
+    created the sticky; the pending run creates last, finds the verdict's sticky older than its own, and folds: one
+    sticky, the verdict's, with its labels and status."""
+    number, opened = world.open_fork_pr(ENV_FILES, sha(1))
+    assert world.run("workflow_run", world.run_event(number, run_id=951, conclusion="success"), reports["fixed"]) == 0
+    (verdict,) = world.stickies(number)
+    del world.hub.repos[REPO].comments[verdict["id"]]  # as if the verdict were still being written
+    # The pending run's listing is answered as it was before the verdict's run created its sticky.
+    world.hub.between(rf"/issues/{number}/comments$", lambda: world.hub.post_comment(
+        REPO, number, world.hub.bot_login, verdict["body"]), method="GET")
+    assert world.run("pull_request_target", opened) == 0
+    (only,) = world.stickies(number)
+    assert only["body"] == verdict["body"] and "outcome=pass" in only["body"]
+    assert world.hub.labels(REPO, number) == ["arena: checks passed"]
+    assert world.status(sha(1))["state"] == "success"

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ import pytest
 
 from launch.backends.local import LocalBackend
 from launch.spec import JobSpec
-from tests.support.suites import make_suite
+from tests.support.suites import STORIES, make_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO_WORD = ROOT / "tests" / "fixtures" / "training" / "echo-word"
@@ -43,11 +44,13 @@ def test_a_job_that_fails_says_which_phase_and_why(tmp_path: Path) -> None:
     name = backend.launch(spec(), ECHO_WORD)
     assert backend.launch(spec(), ECHO_WORD) == name  # already running: the same job
     job = wait_until_finished(backend, name)
-    assert job.state == "failed" and job.detail.startswith("gate failed (exit 1): error: "), job
-    assert "no-such-suite" in job.detail
+    assert job.state == "failed" and job.detail.startswith("gate failed (exit 1); its output is in logs/gate.log")
+    assert f"arena jobs logs {name} --phase gate" in job.detail
     status = json.loads((backend.artifacts(spec()) / "job.json").read_text())
     assert status["phases"]["gate"]["status"] == "failed" and "train" not in status["phases"]
-    assert "arena-job: gate: started" in backend.logs(name)
+    log = backend.logs(name)
+    assert "arena-job: gate: started" in log and "no-such-suite" not in log  # the phase's output stays out
+    assert "no-such-suite" in backend.phase_log(spec(), "gate")
 
 
 def test_a_cancelled_job_stops_with_its_process_group(engine: object, tmp_path: Path) -> None:
@@ -64,6 +67,20 @@ def test_a_cancelled_job_stops_with_its_process_group(engine: object, tmp_path: 
     assert job.state == "cancelled"
     with pytest.raises(ProcessLookupError):
         os.killpg(pid, 0)  # nothing of the job's process group is left
+
+
+def test_a_job_flagged_by_the_gate_stops_and_says_nothing_of_the_suite(engine: object, tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", instances=(0,))
+    copy = shutil.copytree(ECHO_WORD, tmp_path / "echo-word")
+    task = copy / "task.md"
+    task.write_text(task.read_text() + f"\n{STORIES['healthcare']}\n")  # a held-out item's story
+    backend = LocalBackend(suite, tmp_path / "launch")
+    name = backend.launch(spec(), copy)
+    job = wait_until_finished(backend, name)
+    assert job.detail == "flagged by the contamination gate"  # no counts, no suite text: the PR sees this
+    assert json.loads((backend.artifacts(spec()) / "job.json").read_text())["status"] == "stopped"
+    report = json.loads((backend.artifacts(spec()) / "gate-report.json").read_text())
+    assert report["counts"]["exact"] == 0 and report["counts"]["ngram"] >= 1  # the maintainers' report has them
 
 
 def run_arena(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:
@@ -88,9 +105,12 @@ def test_render_prints_the_skypilot_task_with_secrets_by_name_only(tmp_path: Pat
     done = run_arena("launch", str(ECHO_WORD), "--commit", SHA, "--backend", "skypilot", "--render",
                      ARENA_SKYPILOT_ENDPOINT="https://sky.example.org", ARENA_ARTIFACT_BUCKET="s3://artifacts",
                      ARENA_SUITE_SOURCE="s3://suite/v1", HF_TOKEN="hf_never_printed", ARENA_PR="3",
-                     ARENA_REPOSITORY="arena-org/arena", ARENA_COMMIT="9" * 40)
+                     ARENA_REPOSITORY="arena-org/arena", ARENA_COMMIT="9" * 40,
+                     ARENA_JOB_IMAGE="ghcr.io/arena-org/arena-job@sha256:" + "e" * 64)
     assert done.returncode == 0, done.stderr
     assert "name: arena-echo-word-0123456789ab" in done.stdout and "HF_TOKEN: null" in done.stdout
+    assert "ordered:" in done.stdout and "image_id: docker:ghcr.io/arena-org/arena-job@sha256:" in done.stdout
+    assert "mode: MOUNT_CACHED" in done.stdout and '"package_digest":"sha256:' in done.stdout
     assert "hf_never_printed" not in done.stdout + done.stderr
 
 

@@ -49,17 +49,25 @@ from launch.backends.skypilot import build_task
 from launch.examples import EXAMPLE_CONFIG, EXAMPLE_SPEC
 task = build_task(EXAMPLE_SPEC, EXAMPLE_CONFIG)
 by_file = sky.Task.from_yaml("launch/examples/arena-job.yaml")
-resources = sorted(task.resources, key=lambda r: str(r.accelerators))
+resources = list(task.resources)  # `ordered`: a list, in preference order
 print(json.dumps({
     "name": task.name, "same_as_file": by_file.name == task.name and by_file.envs == task.envs,
-    "accelerators": [r.accelerators for r in resources], "spot": [r.use_spot for r in resources],
+    "ordered": isinstance(task.resources, list),
+    "placements": [[str(r.cloud).lower(), r.accelerators] for r in resources], "spot": [r.use_spot for r in resources],
+    "images": sorted({r.extract_docker_image() for r in resources}),
+    "docker_options": [r.cluster_config_overrides["docker"]["run_options"] for r in resources],
+    "mount_modes": {path: str(storage.mode) for path, storage in (task.storage_mounts or {}).items()},
     "recovery": [r.job_recovery for r in resources], "envs": task.envs, "secrets": list(task.secrets),
     "managed_secrets": [ref.name for ref in task.managed_secret_refs],
     "mounts": sorted(task.file_mounts or {}) + sorted((task.storage_mounts or {}).keys()),
     "setup": task.setup, "run": task.run}))
 """)
     assert seen["name"] == EXAMPLE_SPEC.name and seen["same_as_file"]
-    assert seen["accelerators"] == [{"H100": 1}, {"H200": 1}] and seen["spot"] == [True, True]
+    assert seen["ordered"] and seen["placements"] == [["aws", {"H200": 1}], ["gcp", {"H200": 1}], ["aws", {"H100": 1}],
+                                                      ["gcp", {"H100": 1}]] and set(seen["spot"]) == {True}
+    assert seen["images"] == [EXAMPLE_CONFIG.job_image] and "@sha256:" in EXAMPLE_CONFIG.job_image
+    assert "MOUNT_CACHED" in seen["mount_modes"]["/artifacts"]
+    assert seen["docker_options"] == [["-v /var/run/docker.sock:/var/run/docker.sock"]] * 4  # the sandbox's daemon
     assert all(r["strategy"] == "EAGER_NEXT_REGION" and r["max_restarts_on_errors"] == 0 for r in seen["recovery"])
     envs = seen["envs"]
     assert envs["ARENA_COMMIT"] == EXAMPLE_SPEC.arena_commit and envs["ARENA_ENV_COMMIT"] == EXAMPLE_SPEC.commit
@@ -67,8 +75,10 @@ print(json.dumps({
     # A secret named without a value is a reference to the API server's managed secret of that name.
     assert seen["secrets"] == [] and seen["managed_secrets"] == ["HF_TOKEN"]
     assert "/artifacts" in seen["mounts"] and "/suite" in seen["mounts"]
-    assert "pip install --quiet -e '.[train,gpu]'" in seen["setup"]
+    assert "pip install --quiet --no-deps -e ." in seen["setup"]  # the stack is in the image
+    assert "arena jobs extract" in seen["setup"] and "git archive" not in seen["setup"]
     assert 'git checkout --quiet --detach "$ARENA_COMMIT"' in seen["setup"]
+    assert envs["ARENA_BUILD_ISOLATION"] == "registries" and envs["ARENA_JOB_WORK"].startswith("~/arena-work/")
     assert "arena jobs run" in seen["run"] and "SKYPILOT_TASK_ID" in seen["run"]
 
 
@@ -93,7 +103,7 @@ import json, sky
 from launch.examples import EXAMPLE_CONFIG, EXAMPLE_SPEC
 from launch.skypilot_task import task_config
 config = task_config(EXAMPLE_SPEC, EXAMPLE_CONFIG)
-config["resources"]["any_of"][0]["accelerators"] = {"H200": "one"}
+config["resources"]["ordered"][0]["accelerators"] = {"H200": "one"}
 try:
     sky.Task.from_yaml_config(config)
     print(json.dumps({"refused": None}))
@@ -113,11 +123,18 @@ for status in sky.ManagedJobStatus:
     job = job_state(ManagedJobRecord(job_id=7, job_name="arena-x", status=status, job_duration=5400.0,
                                      accelerators={"H200": 1}, recovery_count=2, failure_reason="boom"))
     out[status.value] = [job.state, job.id, job.name, job.recoveries, job.gpu_hours, job.detail]
+# Two segments with a recovery between them: 1.5 h of running (job_duration), 2 h from first start to the end.
+recovered = job_state(ManagedJobRecord(job_id=8, job_name="arena-y", status=sky.ManagedJobStatus.SUCCEEDED,
+                                       job_duration=5400.0, accelerators={"H100": 1}, start_at=1000.0,
+                                       end_at=8200.0, recovery_count=1))
+out["segments"] = [recovered.gpu_hours, recovered.hours]
 print(json.dumps(out))
 """)
+    segments = seen.pop("segments")
     assert {v[0] for v in seen.values()} == {"queued", "running", "recovering", "succeeded", "failed", "cancelled"}
     assert seen["RECOVERING"][0] == "recovering" and seen["FAILED_SETUP"][0] == "failed"
     assert seen["SUCCEEDED"][1:5] == ["7", "arena-x", 2, 1.5] and seen["FAILED"][5] == "boom"
+    assert segments == [1.5, 2.0]  # GPU-hours over both segments; wall-clock hours with the recovery
 
 
 def test_an_unreachable_api_server_is_a_clear_error() -> None:
@@ -126,7 +143,7 @@ import json
 from launch.backends import BackendError
 from launch.backends.skypilot import SkyPilotBackend
 from launch.skypilot_task import SkyPilotConfig
-backend = SkyPilotBackend(SkyPilotConfig("http://127.0.0.1:9", "s3://a", "s3://b"), {})
+backend = SkyPilotBackend(SkyPilotConfig("http://127.0.0.1:9", "s3://a", "s3://b", "x@sha256:" + "0" * 64), {})
 try:
     backend.states(["arena-x"])
     print(json.dumps({"error": None}))
@@ -141,10 +158,11 @@ def test_missing_or_wrong_configuration_names_the_variable() -> None:
     with pytest.raises(SkyPilotConfigError, match="ARENA_SKYPILOT_ENDPOINT, ARENA_ARTIFACT_BUCKET"):
         SkyPilotConfig.from_env({"ARENA_SUITE_SOURCE": "s3://x"})
     good = {"ARENA_SKYPILOT_ENDPOINT": "https://sky.example.org", "ARENA_ARTIFACT_BUCKET": "s3://a",
-            "ARENA_SUITE_SOURCE": "gs://b/suite"}
+            "ARENA_SUITE_SOURCE": "gs://b/suite", "ARENA_JOB_IMAGE": "ghcr.io/o/arena-job@sha256:" + "ab" * 32}
     assert SkyPilotConfig.from_env(good).gpu_types == ("H200", "H100")
     for variable, value in [("ARENA_SKYPILOT_ENDPOINT", "sky.example.org"), ("ARENA_ARTIFACT_BUCKET", "/tmp/x"),
-                            ("ARENA_USE_SPOT", "maybe"), ("ARENA_SECRETS", "hf token")]:
+                            ("ARENA_USE_SPOT", "maybe"), ("ARENA_SECRETS", "hf token"),
+                            ("ARENA_JOB_IMAGE", "ghcr.io/o/arena-job:latest"), ("ARENA_CLOUDS", "aws,kubernetes")]:
         with pytest.raises(SkyPilotConfigError, match=variable.split("_")[1]):
             SkyPilotConfig.from_env({**good, variable: value})
     with pytest.raises(SkyPilotConfigError, match="the repository, the arena's commit and the PR"):

@@ -61,13 +61,32 @@ def test_the_profiles_a_job_may_name_are_scorings() -> None:
 
 
 # ----- result blocks --------------------------------------------------------------------------------------------
-def test_a_result_block_survives_a_noisy_log_and_the_last_complete_one_wins() -> None:
-    first, second = {"record": {"run_id": "a"}}, {"record": {"run_id": "b"}, "items": {"x": list(range(3000))}}
-    lines = result_block.encode(second)
+def test_a_result_block_ending_the_log_is_read_and_the_same_block_again_is_accepted() -> None:
+    payload = {"record": {"run_id": "b"}, "items": {"x": list(range(3000))}}
+    lines = result_block.encode(payload)
     assert len(lines) > 1  # a big payload is split
-    log = "\n".join(["train step 1/2", *result_block.encode(first), "restart 1", lines[0], "noise", *lines[1:],
-                     "arena-job: succeeded"])
-    assert result_block.decode(log) == second
+    log = "\n".join(["arena-job: train: done", "arena-job: succeeded: x", *lines, "", "restart 1",
+                     "arena-job: succeeded: x", *lines, ""])  # a recovered job prints the same block again
+    assert result_block.decode(log) == payload
+
+
+@pytest.mark.parametrize(("log", "message"), [
+    ("two", "2 different result blocks"),
+    ("after", "not the last thing the job printed"),
+    ("interleaved", "interrupted by other output"),
+    ("reordered", "out of order"),
+    ("cut", "ends inside a result block"),
+])
+def test_a_loose_result_channel_is_refused(log: str, message: str) -> None:
+    first, second = result_block.encode({"record": {"run_id": "a"}}), result_block.encode(
+        {"record": {"run_id": "b"}, "items": {"x": list(range(3000))}})
+    logs = {"two": [*first, "arena-job: restart 1", *second],
+            "after": [*second, "a line the package printed after the block"],
+            "interleaved": [second[0], "noise", *second[1:]],
+            "reordered": [second[1], second[0], *second[2:]],
+            "cut": [*first, *second[:-1]]}
+    with pytest.raises(result_block.ResultBlockError, match=message):
+        result_block.decode("\n".join(logs[log]))
 
 
 @pytest.mark.parametrize("damage", ["drop", "corrupt", "none"])
@@ -242,3 +261,68 @@ def test_cancel_and_stale_stop_the_backend_job(tmp_path: Path) -> None:
     stale = lifecycle.cancel(store, backend, "echo-word", SHA, "stale", "the pull request moved to abc")
     assert stale.state == "stale" and backend.cancelled == ["id-1"]
     assert lifecycle.cancel(store, backend, "echo-word", SHA) is None  # nothing active any more
+
+
+# ----- the ceiling and the real spend -----------------------------------------------------------------------------
+LIMITS = {"build_timeout_s": 600, "agent_timeout_s": 900, "verifier_timeout_s": 60}
+
+
+def test_a_package_whose_verifier_alone_could_pass_the_ceiling_is_refused_with_the_arithmetic(tmp_path: Path) -> None:
+    store, backend = FolderStore(tmp_path), RecordingBackend()
+    gpu = spec(recipe="qwen3-8b-grpo-lora")
+    assert lifecycle.request(store, backend, gpu, Budget(), limits=LIMITS).outcome == "started"  # 13.5 h < 24 h
+    slow = {**LIMITS, "verifier_timeout_s": 1800}
+    refused = lifecycle.request(store, backend, spec(environment="slow", recipe="qwen3-8b-grpo-lora"), Budget(),
+                                limits=slow)
+    assert refused.outcome == "refused" and backend.launched == [gpu.name]
+    assert ("200 steps × 4 waves of episodes (64 episodes a step, 16 at once) × verifier_timeout_s 1800 s + "
+            "build_timeout_s 600 s = 400.2 h, over the 24 h a job may run (ARENA_JOB_MAX_HOURS)") in refused.message
+    assert store.get("slow", SHA) is None  # refused before anything was recorded or launched
+
+
+def test_a_job_past_its_ceiling_is_cancelled_by_the_poll_with_the_reason(tmp_path: Path) -> None:
+    store, backend = FolderStore(tmp_path), RecordingBackend()
+    lifecycle.request(store, backend, spec(max_hours=2.0, max_gpu_hours=3.0), Budget())
+    name = spec().name
+    backend.jobs[name] = replace(backend.jobs[name], state="running", hours=1.9, gpu_hours=1.9)
+    (change,) = lifecycle.refresh(store, backend)
+    assert change.after.state == "running" and backend.cancelled == []
+    backend.jobs[name] = replace(backend.jobs[name], hours=2.1, gpu_hours=2.1, recoveries=2)
+    (change,) = lifecycle.refresh(store, backend)
+    assert change.after.state == "cancelled" and backend.cancelled == ["id-1"]
+    assert change.after.reason == ("stopped at its ceiling: it ran 2.10 h over all its segments, and a job may run "
+                                   "2 h (ARENA_JOB_MAX_HOURS)")
+    assert change.after.gpu_hours == 2.1
+
+
+def test_spend_counts_every_segment_and_every_ending(tmp_path: Path) -> None:
+    store, backend = FolderStore(tmp_path), RecordingBackend()
+    lifecycle.request(store, backend, spec(), Budget())
+    name = spec().name
+    backend.jobs[name] = replace(backend.jobs[name], state="running", gpu_hours=5.0)
+    lifecycle.refresh(store, backend)
+    backend.jobs[name] = replace(backend.jobs[name], state="recovering", gpu_hours=0.5)  # a backend that forgot
+    lifecycle.refresh(store, backend)
+    assert store.get("echo-word", SHA).record.gpu_hours == 5.0  # spend only grows
+    backend.jobs[name] = replace(backend.jobs[name], gpu_hours=7.25)
+    cancelled = lifecycle.cancel(store, backend, "echo-word", SHA)
+    assert cancelled.state == "cancelled" and cancelled.gpu_hours == 7.25  # asked once more when closed
+    # The budget reads it: 7.25 used by the cancelled job + 24 that a new job may use > 30.
+    assert "7.2 + 0.0 + 24.0 = 31.2, over the budget of 30.0" in Budget(gpu_hours_per_period=30).refusal(
+        [s.record for s in store.all()], needs=24.0)
+
+
+def test_a_running_job_holds_back_what_is_left_of_its_ceiling() -> None:
+    running = replace(record("running", 2.0), spec=spec(max_gpu_hours=10.0).to_json())
+    message = Budget(max_concurrent=5, gpu_hours_per_period=20).refusal([running], needs=10.5)
+    assert "used 2.0 GPU-hours, the running jobs may use 8.0 more" in message
+
+
+def test_ceiling_variables_are_checked() -> None:
+    from launch.ceiling import Ceiling, CeilingConfigError
+
+    assert Ceiling.from_env({"ARENA_JOB_MAX_HOURS": "6"}) == Ceiling(6.0, 24.0)
+    with pytest.raises(CeilingConfigError, match=r"ARENA_JOB_MAX_GPU_HOURS='0': must be at least 0\.01"):
+        Ceiling.from_env({"ARENA_JOB_MAX_GPU_HOURS": "0"})
+    with pytest.raises(SpecError, match="max_hours"):
+        spec(max_hours=10_000.0)

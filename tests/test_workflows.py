@@ -19,13 +19,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 from jsonschema import Draft7Validator
 
+from tests.support.github_concurrency import Arrival, group_of, queue
 from tests.support.github_expr import evaluate, truthy
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKFLOWS = ROOT / ".github" / "workflows"
 SCHEMA = ROOT / "tests" / "fixtures" / "github" / "github-workflow.schema.json"
 PAYLOADS = ROOT / "tests" / "fixtures" / "github" / "payloads"
-NAMES = ("validate.yml", "report.yml", "commands.yml", "pr-events.yml", "pages.yml", "lint.yml", "jobs.yml")
+NAMES = ("validate.yml", "report.yml", "commands.yml", "pr-events.yml", "pages.yml", "lint.yml", "jobs.yml",
+         "job-image.yml")
 BOT_LOGIN = "github-actions[bot]"  # the identity of GITHUB_TOKEN, which every bot workflow authenticates with
 
 PR_TRIGGERS = {"pull_request", "pull_request_target", "issue_comment", "workflow_run"}
@@ -40,12 +42,13 @@ PERMISSIONS = {
     ("report.yml", "publish"): {"actions": "read", "contents": "read", "issues": "write", "pull-requests": "write",
                                 "statuses": "write"},
     ("commands.yml", "bot"): {"contents": "read", "issues": "write", "pull-requests": "write", "statuses": "write"},
-    ("commands.yml", "launch"): {"contents": "write", "issues": "write", "pull-requests": "read", "id-token": "write"},
+    ("commands.yml", "launch"): {"contents": "write", "issues": "write", "pull-requests": "read"},
     ("jobs.yml", "poll"): {"actions": "write", "contents": "write", "issues": "write", "pull-requests": "read"},
     ("pr-events.yml", "bot"): {"contents": "read", "issues": "write", "pull-requests": "write", "statuses": "write"},
     ("pages.yml", "build"): {"contents": "read", "pages": "read"},
     ("pages.yml", "deploy"): {"pages": "write", "id-token": "write"},
     ("lint.yml", "lint"): {"contents": "read"},
+    ("job-image.yml", "image"): {"contents": "read", "packages": "write"},
 }
 
 
@@ -106,7 +109,7 @@ def require_tool(name: str, package: str, required_in_ci: bool = True) -> str:
 
 
 # ----- the set of workflows ----------------------------------------------------------------------------------------
-def test_the_seven_workflows_exist_and_nothing_else() -> None:
+def test_the_eight_workflows_exist_and_nothing_else() -> None:
     assert [p.name for p in workflow_files()] == sorted(NAMES)
 
 
@@ -297,6 +300,49 @@ def test_commands_answer_pr_comments_and_gate_the_launch() -> None:
     assert secrets == {"SKYPILOT_SERVICE_ACCOUNT_TOKEN"}, "the launch job holds the API server's token and nothing else"
 
 
+BURST = ("/arena train", "thanks, looks great", "/arena status", "LGTM!", "/arena cancel", "/arena train abc1234",
+         "/arena help")
+
+
+def _burst_on_one_pr(concurrency: object) -> dict[str, str]:
+    """The fate of each run (and launch job) of commands.yml when BURST arrives on one PR while the first `/arena
+    train` waits for the gpu-training approval, under GitHub's documented queueing rule."""
+    arrivals = []
+    for index, body in enumerate(BURST):
+        event = _comment_payload(body)
+        event["comment"]["id"] = 5000 + index
+        group, cancels = group_of(concurrency, event)
+        arrivals.append(Arrival(f"{index}: {body}", group, cancels))
+    return queue(arrivals)
+
+
+def test_an_ordinary_comment_never_cancels_a_queued_command_or_launch() -> None:
+    fates = _burst_on_one_pr(load("commands.yml").get("concurrency"))
+    assert set(fates.values()) == {"runs"}, fates
+    assert all("concurrency" not in job for job in jobs("commands.yml").values())  # no job-level queue either
+    # The rule bites: one group per PR (how this workflow was set before) drops queued commands.
+    per_pr = _burst_on_one_pr({"group": "commands-${{ github.event.issue.number }}", "cancel-in-progress": False})
+    dropped = sorted(name for name, fate in per_pr.items() if fate == "cancelled")
+    assert "2: /arena status" in dropped and "4: /arena cancel" in dropped and "5: /arena train abc1234" in dropped
+
+
+def test_the_queueing_rule_is_githubs() -> None:
+    fates = queue([Arrival("a", "g"), Arrival("b", "G"), Arrival("c", "g"), Arrival("d", "other"),
+                   Arrival("e", "g", cancel_in_progress=True)])
+    assert fates == {"a": "cancelled", "b": "cancelled", "c": "cancelled", "d": "runs", "e": "runs"}
+
+
+def test_the_job_image_is_built_from_the_repository_and_reported_by_digest() -> None:
+    (job,) = jobs("job-image.yml").values()
+    assert job["permissions"] == {"contents": "read", "packages": "write"} and "environment" not in job
+    script = "\n".join(run_scripts("job-image.yml"))
+    assert "docker build --file launch/image/Dockerfile" in script and "RepoDigests" in script
+    assert "ARENA_JOB_IMAGE" in script and "GITHUB_STEP_SUMMARY" in script
+    assert set(load("job-image.yml")["on"]) == {"push", "workflow_dispatch"}  # never on a pull request
+    dockerfile = (ROOT / "launch" / "image" / "Dockerfile").read_text(encoding="utf-8")
+    assert "'.[train,gpu]'" in dockerfile and "/opt/arena-venv" in dockerfile
+
+
 def test_jobs_poll_on_a_schedule_and_start_pages_through_the_bot() -> None:
     on = load("jobs.yml")["on"]
     assert "schedule" in on and "workflow_dispatch" in on and load("jobs.yml")["concurrency"]["group"] == "arena-jobs"
@@ -453,6 +499,14 @@ def test_security_policy_states_the_trust_model() -> None:
                    "Non-root agent", "Fresh verifier container", "ARENA_BOT_LOGIN", "pull_request_target",
                    "--confirm-launch", "Retry-After", "base branch"):
         assert phrase in text, f"SECURITY.md: say {phrase!r}"
+
+
+def test_every_test_the_threat_table_names_exists() -> None:
+    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    named = re.findall(r"`(tests/[a-z0-9_]+\.py)::([a-z0-9_]+)`", text)
+    assert len(named) >= 15, "SECURITY.md: the threat table names the test for each attack"
+    for path, test in named:
+        assert f"def {test}(" in (ROOT / path).read_text(encoding="utf-8"), f"SECURITY.md names {path}::{test}"
 
 
 ISSUE_FORMS = ("bug_report.yml", "appeal.yml", "environment_idea.yml")

@@ -31,6 +31,7 @@ class PackageReport:
     duration_ms: float
     trials: list[dict] = field(default_factory=list)
     dynamic_cached_at: str | None = None
+    digest: str | None = None  # "sha256:<tree digest>" of the files checked: training refuses any other
 
     @property
     def passed(self) -> bool:
@@ -69,6 +70,7 @@ class PackageReport:
             "checks": self.check_outcomes(),
             "trials": self.trials,
             "dynamic_cached_at": self.dynamic_cached_at,
+            **({"digest": self.digest} if self.digest else {}),
         }
 
 

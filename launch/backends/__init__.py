@@ -2,7 +2,8 @@
 
 - `launch(spec, environment)` starts the job, or finds it when one of that name exists, and returns its id;
 - `states(names)` says where each named job stands, in one call however many jobs there are;
-- `cancel(ids)` stops jobs; `logs(id)` is a job's log so far (the result block is read from it).
+- `cancel(ids)` stops jobs; `logs(id)` is a job's log so far (the result block is read from it);
+- `phase_log(spec, phase)` is one phase's output (the package's output lives there, for maintainers only).
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ class BackendJob:
     state: str
     detail: str | None = None
     recoveries: int = 0
-    gpu_hours: float = 0.0
+    gpu_hours: float = 0.0  # every segment's, recoveries included
+    hours: float = 0.0  # wall-clock hours since the job first started, every segment counted
 
     @property
     def finished(self) -> bool:
@@ -52,3 +54,6 @@ class Backend(Protocol):
 
     def logs(self, job_id: str) -> str:
         """The job's log so far."""
+
+    def phase_log(self, spec: JobSpec, phase: str) -> str:
+        """One phase's output so far (BackendError says where to read it when the backend cannot)."""

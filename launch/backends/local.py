@@ -3,10 +3,10 @@
 State lives under a folder (`ARENA_LAUNCH_DIR`, default `~/.cache/posttrain-arena/launch`):
 
     jobs/<name>/spec.json   the job description
-    jobs/<name>/log         everything the job printed (all its runs)
+    jobs/<name>/log         everything the job printed (all its runs): `arena-job:` lines and the result block
     jobs/<name>/process     the running process (pid and start time, so a reused pid is not mistaken for it)
     jobs/<name>/cancelled   present once the job was cancelled
-    artifacts/<environment>/<commit>/attempt-N/   the job's artifact folder (job.json, train/, score/)
+    artifacts/<environment>/<commit>/attempt-N/   the job's artifact folder (job.json, logs/, train/, score/)
 
 A job whose process is gone without the job having ended (killed, the machine rebooted) is restarted on the next
 `states` call, from its checkpoints, up to MAX_RECOVERIES times: what SkyPilot's managed jobs do after a preemption.
@@ -99,6 +99,12 @@ class LocalBackend:
         except OSError:
             raise BackendError(f"no local job named {job_id}") from None
 
+    def phase_log(self, spec: JobSpec, phase: str) -> str:
+        try:
+            return (self.artifacts(spec) / "logs" / f"{phase}.log").read_text(errors="replace")
+        except OSError:
+            raise BackendError(f"job {spec.name} has no {phase} log yet ({self.artifacts(spec)}/logs)") from None
+
     def wait(self, name: str, poll_s: float = 2.0, timeout_s: float | None = None) -> BackendJob:
         """Poll until the job ends (recovering it if its process dies); returns its final state."""
         deadline = None if timeout_s is None else time.monotonic() + timeout_s
@@ -114,22 +120,24 @@ class LocalBackend:
         spec = JobSpec.from_json((folder / "spec.json").read_text())
         status = _read_json(self.artifacts(spec) / STATUS_FILE)
         restarts = int(status.get("restarts", 0) or 0)
-        gpu_hours = float(status.get("gpu_hours", 0.0) or 0.0)
+        spent = {"recoveries": restarts, "gpu_hours": float(status.get("gpu_hours", 0.0) or 0.0),
+                 "hours": round(sum(float(s.get("wall_s") or 0.0) for s in status.get("segments") or []) / 3600, 4)}
         if self._alive(folder):
             state = "running" if status.get("status") == "running" else "queued"
-            return BackendJob(name, name, state, status.get("reason"), restarts, gpu_hours)
+            return BackendJob(name, name, state, status.get("reason"), **spent)
         if (folder / "cancelled").exists():
-            return BackendJob(name, name, "cancelled", "cancelled", restarts, gpu_hours)
+            return BackendJob(name, name, "cancelled", "cancelled", **spent)
         ended = status.get("status")
         if ended == "succeeded":
-            return BackendJob(name, name, "succeeded", None, restarts, gpu_hours)
+            return BackendJob(name, name, "succeeded", None, **spent)
         if ended in ("failed", "stopped"):
-            return BackendJob(name, name, "failed", status.get("reason"), restarts, gpu_hours)
+            return BackendJob(name, name, "failed", status.get("reason"), **spent)
         if restarts >= MAX_RECOVERIES:
             return BackendJob(name, name, "failed", f"the job's process died {restarts + 1} times; not restarted "
-                              "again", restarts, gpu_hours)
+                              "again", **spent)
         self._start(spec, folder)  # its process died mid-run: recover it from its checkpoints
-        return BackendJob(name, name, "recovering", "restarted after its process died", restarts + 1, gpu_hours)
+        return BackendJob(name, name, "recovering", "restarted after its process died",
+                          **{**spent, "recoveries": restarts + 1})
 
     def _start(self, spec: JobSpec, folder: Path) -> None:
         environment = Path((folder / "environment").read_text().strip())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import time
 from pathlib import Path
 
 from launch.backends import BackendError, BackendJob
@@ -44,8 +45,10 @@ def build_task(spec: JobSpec, config: SkyPilotConfig, secret_values: dict[str, s
     return task
 
 
-def job_state(record: object) -> BackendJob:
-    """A managed-jobs queue record as a BackendJob."""
+def job_state(record: object, now: float | None = None) -> BackendJob:
+    """A managed-jobs queue record as a BackendJob. `job_duration` is the time the job ran over every segment
+    (setup included, provisioning and recovery waits excluded): its GPU-hours. Its wall-clock hours, which the
+    ceiling limits, run from its first start to its end (or now), recoveries included."""
     def field(name: str) -> object:
         return record.get(name) if isinstance(record, dict) else getattr(record, name, None)
 
@@ -54,9 +57,12 @@ def job_state(record: object) -> BackendJob:
     seconds = float(field("job_duration") or 0.0)
     gpus = _gpu_count(field("accelerators"))
     detail = field("failure_reason") or field("details")
+    started = float(field("start_at") or 0.0)
+    ended = float(field("end_at") or 0.0) or (now if now is not None else time.time())
+    hours = max(0.0, ended - started) / 3600 if started > 0 else 0.0
     return BackendJob(str(field("job_id")), str(field("job_name") or ""), STATES.get(str(status), "queued"),
                       str(detail) if detail else None, int(field("recovery_count") or 0),
-                      round(seconds / 3600 * gpus, 4))
+                      round(seconds / 3600 * gpus, 4), round(hours, 4))
 
 
 def _gpu_count(accelerators: object) -> int:
@@ -114,6 +120,12 @@ class SkyPilotBackend:
             raise BackendError(f"could not read the logs of SkyPilot job {job_id} from {self.config.endpoint}: "
                                f"{type(exc).__name__}: {exc}") from None
         return buffer.getvalue()
+
+    def phase_log(self, spec: JobSpec, phase: str) -> str:
+        folder = f"{self.config.artifact_bucket.rstrip('/')}/{spec.artifact_path}"
+        raise BackendError(f"a SkyPilot job's phase logs are in its artifact bucket: {folder}/manifest-*.json names "
+                           f"logs/{phase}.log by its hash under {folder}/objects/ (read them with the bucket's "
+                           "credentials; they hold the package's output, so never post them)")
 
     def _call(self, request: object) -> object:
         """Send one request and wait for its result; any SDK failure becomes a BackendError naming the server."""

@@ -108,3 +108,22 @@ ARENA008 = Rule(
                             shown="import json\nimport sys  # never used\n")),
     passing=example(Keep("instance/generate.py", "import json\nimport os\n")),
 )
+
+ARENA009 = Rule(
+    "ARENA009", STATIC, E, "git attributes apply to the package",
+    doc="What is trained must be byte for byte what was checked. Git attributes change files on their way out of "
+        "git: `export-subst` writes commit data into a file and `export-ignore` drops it from an archive, `eol` and "
+        "`filter` rewrite it on checkout. A package with a `.gitattributes`, or one the repository's own attributes "
+        "apply to, could be one thing in the checked checkout and another on the GPU machine.",
+    advice="Delete the package's `.gitattributes`; a package needs no git attributes.",
+    messages={
+        "file": Message("{path}: a package may not carry git attributes",
+                        "Delete it: attributes (export-subst, export-ignore, eol, filter) change the package's "
+                        "files between the checks and training."),
+        "repository": Message("{path} gets the git attribute {attribute}: {value} from the repository",
+                              "Remove that attribute from the repository's .gitattributes (or .git/info/"
+                              "attributes) for environments/: packages are taken out of git byte for byte."),
+    },
+    failing=example(Write(".gitattributes", "verifier.py export-subst\n")),
+    passing=example(Write("environment/notes.txt", "verifier.py export-subst\n")),
+)

@@ -8,6 +8,7 @@ from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from functools import partial
 from pathlib import Path
 
+from taskpkg.digest import package_digest
 from taskpkg.loader import load_package
 from taskpkg.rules import Category, ids
 from validators.report import PackageReport
@@ -33,8 +34,11 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
     loaded = load_package(root)
     diagnostics = list(loaded.diagnostics)
     checks_run = set(_LOADER_IDS) if loaded.package else {d.check_id for d in diagnostics}
+    digest = None
     if root.is_dir():
         tree = walk(root)
+        # What a verdict is about; a package with special files (ARENA007) fails anyway and is never read whole.
+        digest = None if any(d.check_id == "ARENA007" for d in tree.diagnostics) else package_digest(root)
         diagnostics += tree.diagnostics
         diagnostics += check_files(tree)
         diagnostics += check_dockerfile(tree, loaded.package)
@@ -58,6 +62,7 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
         diagnostics=_dedupe_sorted(diagnostics),
         checks_run=sorted(checks_run | (_PACKAGE_IDS if package else set())),
         duration_ms=(time.perf_counter() - started) * 1000,
+        digest=digest,
     )
 
 

@@ -1,4 +1,4 @@
-"""File-tree checks: required files, links, sizes, binaries, credentials and scaffold placeholders."""
+"""File-tree checks: required files, links, sizes, binaries, credentials, git attributes and scaffold placeholders."""
 
 from __future__ import annotations
 
@@ -6,21 +6,23 @@ import ast
 import hashlib
 import os
 import re
+import subprocess
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.rules.package_files import ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007
+from taskpkg.digest import CACHE_DIRS
+from taskpkg.rules.package_files import ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007, ARENA009
 from taskpkg.rules.prompt import ARENA202
 from taskpkg.task_file import TASK_FILE
 
-RULES = (ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007, ARENA202)
+RULES = (ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007, ARENA009, ARENA202)
 MAX_FILES = 500
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
 REQUIRED = (("environment/Dockerfile", "file"), ("verifier.py", "file"), ("oracle", "folder"))
-IGNORED_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"})
+IGNORED_DIRS = CACHE_DIRS  # tools' caches: neither checked nor part of the digest
 PLACEHOLDER = re.compile(r"TODO\(arena(?P<imported> import)?\)")
 SECRET_PATTERNS: tuple[tuple[str, tuple[str, ...], re.Pattern[str]], ...] = (
     # (what it is, literals one of which it must contain, the pattern): the literals make the scan cheap.
@@ -138,6 +140,32 @@ def check_files(tree: PackageTree) -> list[Diagnostic]:
                                         max_size=MAX_FILE_BYTES))
             continue
         found.extend(_scan(file))
+    found.extend(_git_attributes(root, files))
+    return found
+
+
+def _git_attributes(root: Path, files: list[PackageFile]) -> list[Diagnostic]:
+    """ARENA009: a `.gitattributes` in the package, else any attribute git gives a package file (the repository's
+    `.gitattributes` files and `.git/info/attributes`; nothing outside a git work tree)."""
+    own = [f for f in files if PurePosixPath(f.relative).name == ".gitattributes"]
+    if own:
+        return [ARENA009.found(f.relative, case="file", path=f.relative) for f in own]
+    if not files:
+        return []
+    try:
+        done = subprocess.run(["git", "-C", str(root), "check-attr", "--all", "-z", "--stdin"],
+                              input="\0".join(f.relative for f in files) + "\0", capture_output=True, text=True,
+                              timeout=30, env={**os.environ, "GIT_CONFIG_NOSYSTEM": "1"})
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if done.returncode != 0:  # not a git work tree: nothing can apply
+        return []
+    fields = done.stdout.split("\0")
+    found, seen = [], set()
+    for path, attribute, value in zip(fields[0::3], fields[1::3], fields[2::3], strict=False):
+        if path and path not in seen:
+            seen.add(path)
+            found.append(ARENA009.found(path, case="repository", path=path, attribute=attribute, value=value))
     return found
 
 
