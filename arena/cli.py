@@ -44,7 +44,7 @@ LAZY_COMMANDS = {
               "Score an environment: the trained model against the base on the held-out suite, or only the "
               "contamination gate (--contamination-only)."),
     "suite": ("arena.suite_commands", "suite_group",
-              "Build and check a held-out suite (its location: --suite PATH or ARENA_SUITE)."),
+              "Build, check and index a held-out suite (its location: --suite PATH or ARENA_SUITE)."),
     "train": ("arena.train_command", "train_command",
               "Post-train the recipe's base model on the environment at PATH, then check held-out instances."),
     "launch": ("arena.launch_command", "launch_command",

@@ -1,4 +1,4 @@
-"""`arena suite add|check|digest` (build, check and identify a held-out suite) and `arena score`.
+"""`arena suite add|check|digest|index` (build, check, identify and index a held-out suite) and `arena score`.
 
 Wiring only: the suite, its checks and the contamination gate live in scoring; the episodes they need come from the
 sandbox and the validators' scripted agents, which scoring does not import.
@@ -16,13 +16,15 @@ from pathlib import Path
 
 import click
 from docker.errors import DockerException
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as RichProgress
 
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable, engine_available
 from sandbox.episode import InitialState, Sandbox
-from sandbox.instances import SetupError
-from scoring.contamination import InstanceMaker, SuiteIndex, submission_documents
 from scoring.evaluation import PROFILES, EvaluationFailed
+from scoring.gate_run import DEFAULT_SAMPLES, GateError, make_suite_instances, run_gate
 from scoring.score_run import ScoreOptions, ScoringError, score
 from scoring.suite import (
     ENV_VARIABLE,
@@ -36,6 +38,7 @@ from scoring.suite import (
 )
 from scoring.suite_build import add_package
 from scoring.suite_check import Finding, ItemRunner, ItemTrial, check_items, check_layout
+from scoring.suite_instances import CACHE_FOLDER, Progress
 from taskpkg.discover import display_path
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
@@ -63,7 +66,7 @@ def _suite(given: str | None, check_balance: bool = True) -> Suite:
 
 @click.group(name="suite")
 def suite_group() -> None:
-    """Build and check a held-out suite (its location: --suite PATH or ARENA_SUITE)."""
+    """Build, check and index a held-out suite (its location: --suite PATH or ARENA_SUITE)."""
 
 
 @suite_group.command(name="add", epilog=EPILOG)
@@ -180,6 +183,53 @@ def suite_digest_command(suite_path: str | None) -> None:
     click.echo(suite_digest(_suite(suite_path, check_balance=False)))
 
 
+@suite_group.command(name="index", epilog=EPILOG)
+@SUITE_OPTION
+@click.option("--workers", type=click.IntRange(1, 16), default=2, show_default=True, help="Instances made at a time.")
+def suite_index(suite_path: str | None, workers: int) -> None:
+    """Make every listed instance in the sandbox and keep its text beside the suite (gate-cache/), for the
+    contamination gate; instances already there are kept. Ship the folder with the suite: as private as the suite."""
+    suite = _suite(suite_path, check_balance=False)
+    if not engine_available():
+        click.echo("arena: no Docker engine answers; start one (`scripts/ensure-engine`)", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    try:
+        with instance_progress("suite instances") as progress:
+            found = make_suite_instances(suite, workers, progress)
+    except (EngineUnavailable, DockerException) as exc:
+        click.echo(f"arena: the Docker engine failed: {exc}", err=True)
+        sys.exit(ExitCode.ENVIRONMENT)
+    for (name, number), why in sorted(found.missing.items()):
+        click.echo(f"error: {name} instance {number} could not be made: {why}")
+    if found.cache_note:
+        click.echo(f"error: {found.cache_note}")
+    folder = display_path(suite.manifest.parent / CACHE_FOLDER)
+    click.echo(f"suite {suite.name} {suite.version}: {len(found.texts)} of {len(suite.items)} instances in {folder} "
+               f"({found.made} made now)")
+    sys.exit(ExitCode.CHECK_FAILED if found.missing or found.cache_note else ExitCode.OK)
+
+
+@contextmanager
+def instance_progress(what: str) -> Iterator[Progress]:
+    """A progress callback (done, total): a rich bar on a terminal, a line per tenth elsewhere (CI and job logs)."""
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        def line(done: int, total: int) -> None:
+            if done == total or done * 10 // total > (done - 1) * 10 // total:
+                click.echo(f"arena: {what}: {done}/{total} made", err=True)
+        yield line
+        return
+    with RichProgress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+        task: list = []
+
+        def advance(done: int, total: int) -> None:
+            if not task:
+                task.append(bar.add_task(what, total=total))
+            bar.update(task[0], completed=done)
+        yield advance
+
+
 def _oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
     """One item's two trials: the oracle's episode, then its instance (committed before the oracle acted) scored
     untouched, as the do-nothing agent would leave it."""
@@ -194,16 +244,6 @@ def _oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
         return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else "setup_error",
                          nop.reward if nop else None, oracle.error or (nop.error if nop else None))
     return run
-
-
-def _sandbox_maker(sandbox: Sandbox, scratch: Path) -> InstanceMaker:
-    """Generator output made in the sandbox: the prompt values and the files of /workspace."""
-    def make(package: TaskPackage, instance: int) -> tuple[dict, dict[str, bytes]]:
-        workspace = Path(tempfile.mkdtemp(dir=scratch))
-        values = sandbox.make_instance(package, instance, workspace)
-        return values, {p.relative_to(workspace).as_posix(): p.read_bytes() for p in sorted(workspace.rglob("*"))
-                        if p.is_file() and not p.is_symlink()}
-    return make
 
 
 def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
@@ -234,13 +274,14 @@ def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
     click.echo(str(options.out / "results" / record.environment / f"{record.run_id}.json"))
 
 
-@click.command(name="score", epilog=("Exit codes: 0 the gate passed; 1 the package is flagged or cannot be read; "
-                                     "2 bad usage; 3 a required tool is missing; 130 interrupted."))
+@click.command(name="score", epilog=("Exit codes: 0 the gate passed; 1 the package is flagged, cannot be read or its "
+                                     "sampled instances cannot be made; 2 bad usage; 3 a required tool is missing; "
+                                     "130 interrupted."))
 @click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @SUITE_OPTION
 @click.option("--contamination-only", is_flag=True, help="Run only the contamination gate (before any training).")
-@click.option("--samples", type=click.IntRange(0, 50), default=3, show_default=True,
-              help="Instances of the package to generate (in the sandbox) and compare too.")
+@click.option("--samples", type=click.IntRange(0, 50), default=DEFAULT_SAMPLES, show_default=True,
+              help="Instances of the package to make in the sandbox (drawn at random) and compare too.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               help="Write the maintainers' report (with the matched suite text) here; never publish it.")
 @click.option("--format", "output_format", type=click.Choice(("human", "json")), default="human", show_default=True)
@@ -268,7 +309,8 @@ def score_command(path: Path, suite_path: str | None, contamination_only: bool, 
     """Score an environment: the trained model against the base on the held-out suite, or only the contamination
     gate (--contamination-only).
 
-    The gate prints the public verdict (pass / flagged, with counts only); the matched text goes to --report alone.
+    The gate prints the public verdict, pass or flagged and nothing more; counts and the matched suite text go to
+    --report alone.
     Evaluation writes a version-2 results record; an interrupted run resumes from its episodes log in --out.
     """
     if not contamination_only:
@@ -281,31 +323,18 @@ def score_command(path: Path, suite_path: str | None, contamination_only: bool, 
                                                        base_model, gate, commit, pr, contributor))
         return
     suite = _suite(suite_path)
-    package = load_package(path).package
-    if package is not None and samples and engine_available():
-        scratch = Path(tempfile.mkdtemp(prefix="arena-gate-"))
+    say = lambda text: click.echo(text, err=True)  # noqa: E731
+    with instance_progress("suite instances") as progress:
         try:
-            with Sandbox() as sandbox:
-                maker = _sandbox_maker(sandbox, scratch)
-                documents = submission_documents(path, package, maker, pick_instances(package.instance_count,
-                                                                                      samples))
-        except (SetupError, DockerException) as exc:
-            click.echo(f"note: generator samples could not be made ({exc}); files only", err=True)
-            documents = submission_documents(path, package)
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-    else:
-        if package is None or samples:
-            why = "the package does not load" if package is None else "no Docker engine answers"
-            click.echo(f"note: {why}, so no generator samples were compared; files only", err=True)
-        documents = submission_documents(path, package)
-    result = SuiteIndex.of_suite(suite).scan(documents)
+            result = run_gate(suite, path, load_package(path).package, samples, progress=progress, say=say)
+        except GateError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(ExitCode.CHECK_FAILED)
     if report_path is not None:
         report_path.write_text(json.dumps(result.maintainer_report(), indent=2) + "\n", encoding="utf-8")
-    public = result.public()
     if output_format == "json":
-        click.echo(json.dumps(public, indent=2))
+        click.echo(json.dumps(result.public(), indent=2))
     else:
-        counts = ", ".join(f"{kind} {n}" for kind, n in public["counts"].items())
-        click.echo(f"contamination gate: {public['verdict']} ({counts}) against suite {suite.name} {suite.version}")
+        click.echo(f"contamination gate: {result.verdict} against suite {suite.name} {suite.version}"
+                   + (" (the matches are in the maintainers' report)" if report_path and result.matches else ""))
     sys.exit(ExitCode.OK if result.verdict == "pass" else ExitCode.CHECK_FAILED)

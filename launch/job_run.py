@@ -202,9 +202,8 @@ class JobRun:
         if code == 3:
             return JobFailed("failed", f"{phase}: the machine lacks something the job needs (exit 3); {where}", 3)
         verdict = (_read_json(self.paths.gate) or {}) if phase == "gate" else {}
-        if code == 1 and verdict.get("verdict") == "flagged":
-            counts = ", ".join(f"{k} {v}" for k, v in (verdict.get("counts") or {}).items())
-            return JobFailed("stopped", f"flagged by the contamination gate ({counts})")
+        if code == 1 and verdict.get("verdict") == "flagged":  # what matched is for maintainers only (gate report)
+            return JobFailed("stopped", "flagged by the contamination gate")
         if phase == "train" and code == 1:
             manifest = _read_json(self.paths.train / "manifest.json") or {}
             if manifest.get("status") == "stopped":

@@ -14,6 +14,7 @@ from collections import Counter
 from leaderboard.catalog import Catalog
 from leaderboard.numbers import points
 from leaderboard.views import HEAT_STEPS, abbreviation
+from scoring.contamination import NGRAM
 from scoring.ranking import ALPHA, PAIRWISE_LIMIT, RANK_RESAMPLES
 from scoring.results import ResultRecord
 from scoring.student_t import quantile
@@ -21,7 +22,6 @@ from taskpkg.domains import DOMAINS
 
 MAX_DOMAIN_SHARE = 0.20  # no held-out domain holds more than this share of the suite's items
 FALSE_DISCOVERY_RATE = ALPHA  # Benjamini-Hochberg level for the verdicts and the comparisons across runs
-CONTAMINATION_NGRAM = 13  # long n-gram overlap of the contamination gate
 POWER = 0.80  # the minimum detectable effect is the Δ found with this probability at a 5% two-sided level
 # Simulated coverage of the 95% interval of the macro Δ (tests/test_scoring_statistics.py, 1,500 suites each)
 COVERAGE = {3: "96.8%", 6: "95.6%", 12: "94.4%"}
@@ -95,7 +95,7 @@ def methodology_view(catalog: Catalog) -> dict:
     return {
         "domains": [{"domain": d, "abbr": abbreviation(d)} for d in DOMAINS], "domain_count": len(DOMAINS),
         "max_share": f"{MAX_DOMAIN_SHARE:.0%}", "fdr": f"{FALSE_DISCOVERY_RATE:.0%}",
-        "ngram": CONTAMINATION_NGRAM, "statistics": statistics_used(catalog),
+        "ngram": NGRAM, "statistics": statistics_used(catalog),
         "composition": suite_composition(catalog),
         "heat_steps": [points(step) for step in HEAT_STEPS],
         "retries": retries_used(catalog), "rank_resamples": f"{RANK_RESAMPLES:,}",

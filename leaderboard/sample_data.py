@@ -37,7 +37,7 @@ RESAMPLES = 200  # the schema's floor is 100: enough for sample numbers, cheap t
 BASE_MODEL = ("Qwen/Qwen3-8B", "b968826d9c46dd6066d109eabc6255188de91218")
 SAMPLING = {"name": "full", "items_per_domain": None, "samples": K, "max_new_tokens": 1024,
             "max_episode_tokens": 8192, "temperature": 0.7, "command_timeout_s": 60, "output_chars": 4000}
-GATE = {"ngram": 13, "num_perm": 128, "near_threshold": 0.5}
+GATE = {"ngram": 13, "code_gram": 20, "pair_gap": 2, "pair_share": 0.2, "code_share": 0.5}
 
 
 @dataclass(frozen=True)
@@ -118,13 +118,11 @@ def sample_record(environment: str, rng: random.Random, *, when: str, commit_ind
                                f"sha256:{_hex('grpo-lora-r16')}", steps, round(steps * rng.uniform(0.015, 0.03), 2),
                                round(steps * 21.5, 1), "1x NVIDIA H100 80GB",
                                tuple((s, r) for s, r in _curve(rng, steps, effect)))
-    counts = {"exact": 2 if flagged else 0, "ngram": 5 if flagged else 0, "near_duplicate": 1 if flagged else 0,
-              "canary": 0}
     run = RunInfo(environment=environment, commit=commit, base_model=BASE_MODEL[0], base_revision=BASE_MODEL[1],
                   adapter_digest=f"sha256:{_hex(identity, 'adapter')}",
                   suite=SuiteInfo(SUITE_NAME, suite_version, len(items), False, f"sha256:{_hex(suite_version)}"),
                   samples_per_item=K, harness_version="full/agents-chat-1", training=training,
-                  contamination={"verdict": "flagged" if flagged else "pass", "counts": counts}, sampling=SAMPLING,
+                  contamination={"verdict": "flagged" if flagged else "pass"}, sampling=SAMPLING,
                   libraries={"numpy": "2.4.6", "posttrain-arena": "0.1.0"}, gate=GATE, retries=2,
                   pr=pr if pr is not None else rng.randint(10, 9000), contributor=rng.choice(LOGINS),
                   settings=Settings(resamples=RESAMPLES, seed=20260101))

@@ -1,68 +1,83 @@
 """The contamination gate: does a submitted environment carry the held-out suite's content?
 
-Before any GPU is spent, a submitted package is compared with the suite's packages and items:
+Before any GPU is spent, a submitted package is compared with the suite as a model would meet it: every suite
+package's prompt, data and code, and every listed instance (its rendered prompt and the files its generator wrote).
+Five kinds of evidence:
 
 - **exact**: a submitted text whose normalised form (NFKC, case-folded, words only) equals a suite text;
 - **ngram**: a 13-word sequence shared with a suite text (the long n-gram overlap of GPT-3's decontamination);
-- **near_duplicate**: a submitted text whose word-3-shingle Jaccard similarity with a suite text is at least 0.5,
-  found with MinHash LSH (`datasketch`): catches copies with light edits;
+- **near_duplicate**: a text sharing at least a fifth of its content-word pairs (two words, neither a stop word nor
+  a number, at most two content words apart) with a suite text, counted against the smaller of the two: a pair
+  needs only its own two words, so a copy with one word in three substituted still shares about 4 pairs in 9;
+- **code**: a source file sharing at least half of its 20-token runs with a suite source file after code
+  normalisation (`scoring.code_hashes`: identifiers, literals, comments and layout do not count), counted against
+  the smaller: a copy with every name renamed and every literal changed;
 - **canary**: the suite's canary, or any suite package's own canary, anywhere in the submitted package.
 
-Submitted texts are the task text, every other UTF-8 file of the package (its bundled data and code) and samples
-of the generator's output (rendered prompts and instance files, from an injectable `InstanceMaker`: the CLI makes
-them in the sandbox). Suite texts are what a model is shown: each suite package's prompt and bundled data files
-(not its code, whose imports and frontmatter keys every honest package shares) and, when a maker is given, its
-items' generated instances.
-Shared boilerplate does not count: sequences found in the scaffold that every package starts from, or in more than
-a tenth of the suite's packages (at least three), are ignored.
+Submitted texts are every UTF-8 file of the package (each source file also read as code), its prompt, and samples
+of its generator's output (`InstanceText`, made in the sandbox: `scoring.gate_run`). Suite texts are each package's
+prompt, bundled data and code, and its items' instances. Shared boilerplate does not count: sequences found in the
+scaffold that every package starts from, or in more than a tenth of the suite's packages (at least three), are
+ignored.
 
-The public verdict (`GateResult.public`) is pass / flagged with counts only; the matched suite text appears only in
+The public verdict (`GateResult.public`) is pass or flagged and nothing else, so the gate cannot be used to learn
+which texts the private suite holds; the counts and the matched suite text are only in
 `GateResult.maintainer_report`, which must never be posted publicly.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
-from datasketch import MinHash, MinHashLSH
 
+from scoring.code_hashes import code_grams, is_code
+from scoring.hash_index import Holdings, Owners, Postings, holdings
 from scoring.suite import Suite
-from scoring.text_hashes import EMPTY, digit_count, mix64, run_hashes, word_hashes
+from scoring.text_hashes import EMPTY, PAIR_GAP, content_pairs, distinct, runs_within, words_of
 from taskpkg.model import TaskPackage
 
 NGRAM = 13
-SHINGLE = 3
-NUM_PERM = 128
-MINHASH_SCHEME = "affine32"  # datasketch 2's default for new sketches
-NEAR_THRESHOLD = 0.5
+CODE_GRAM = 20
 MIN_EXACT_TOKENS = 8
-MAX_SIGNATURE_WORDS = 20_000  # longer texts (big data files) are left to the exact and n-gram checks
-MAX_DIGIT_SHARE = 0.2
-MIN_SHINGLES = 12  # a text with fewer distinctive shingles says too little to call it a near duplicate
+PAIR_SHARE = 0.2  # near duplicate: shared content-word pairs / the smaller text's pairs
+MIN_SHARED_PAIRS = 12  # fewer shared pairs say too little to call two texts near duplicates
+CODE_SHARE = 0.5  # a copy: shared normalised 20-token runs / the smaller file's runs
+MIN_SHARED_CODE = 30
+MAX_PAIR_WORDS = 20_000  # longer texts (big data files) are left to the exact and n-gram checks
 COMMON_SHARE = 0.10
 MIN_COMMON_GROUPS = 3
 MAX_FILE_BYTES = 5 * 1024 * 1024
 EXCERPT_CHARS = 300
-KINDS = ("exact", "ngram", "near_duplicate", "canary")
-CODE_SUFFIXES = frozenset({".py", ".sh", ".bash", ".js", ".ts", ".rb", ".pl", ".toml", ".cfg", ".ini", ".lock"})
+KINDS = ("exact", "ngram", "near_duplicate", "code", "canary")
+CONFIG_SUFFIXES = frozenset({".toml", ".cfg", ".ini", ".lock"})
 NOT_CONTENT = frozenset({"Dockerfile", "task.md", ".dockerignore"})
-
-InstanceMaker = Callable[[TaskPackage, int], tuple[dict, dict[str, bytes]]]  # → prompt values, workspace files
 
 
 @dataclass(frozen=True)
 class Document:
-    """A text and where it came from (`group`: the package it belongs to, for telling boilerplate from content)."""
+    """A text and where it came from (`group`: the package it belongs to, for telling boilerplate from content;
+    `code`: compared as source code, normalised, rather than as words)."""
 
     source: str
     text: str
     group: str = ""
+    code: bool = False
+
+
+@dataclass(frozen=True)
+class InstanceText:
+    """One generated instance as the gate reads it: the rendered prompt (every scene) and its UTF-8 files."""
+
+    prompt: str
+    files: dict[str, str]
+
+
+InstanceMaker = Callable[[TaskPackage, int], InstanceText]
 
 
 @dataclass(frozen=True)
@@ -77,13 +92,14 @@ class Match:
 
 @dataclass(frozen=True)
 class GateResult:
-    """Everything the gate found."""
+    """Everything the gate found, and what it could see (`coverage`, for maintainers)."""
 
     matches: tuple[Match, ...]
+    coverage: dict = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         """Per kind, the number of distinct (submitted text, suite text) pairs found."""
-        found = {kind: set() for kind in KINDS}
+        found: dict[str, set] = {kind: set() for kind in KINDS}
         for match in self.matches:
             found[match.kind].add((match.submitted, match.suite))
         return {kind: len(pairs) for kind, pairs in found.items()}
@@ -94,13 +110,23 @@ class GateResult:
         return "flagged" if self.matches else "pass"
 
     def public(self) -> dict:
-        """What may be shown anywhere (the results record's `contamination`): the verdict and counts, no text."""
-        return {"verdict": self.verdict, "counts": self.counts()}
+        """What may be shown anywhere (the results record's `contamination`, a PR): the verdict alone. Counts would
+        let anyone probe the private suite text by text, so they stay in the maintainers' report."""
+        return {"verdict": self.verdict}
 
     def maintainer_report(self) -> dict:
-        """The matches with the suite text they matched: for maintainers only, never for a PR comment or a log."""
-        return {**self.public(), "matches": [
+        """Counts, coverage and the matches with the suite text they matched: for maintainers only, never for a PR
+        comment or a log."""
+        return {"verdict": self.verdict, "counts": self.counts(), "coverage": self.coverage, "matches": [
             {"kind": m.kind, "submitted": m.submitted, "suite": m.suite, "excerpt": m.excerpt} for m in self.matches]}
+
+
+def parameters() -> dict[str, int | float]:
+    """The settings a verdict depends on, as a results record states them."""
+    return {"ngram": NGRAM, "code_gram": CODE_GRAM, "min_exact_tokens": MIN_EXACT_TOKENS, "pair_gap": PAIR_GAP,
+            "pair_share": PAIR_SHARE, "min_shared_pairs": MIN_SHARED_PAIRS, "code_share": CODE_SHARE,
+            "min_shared_code": MIN_SHARED_CODE, "max_pair_words": MAX_PAIR_WORDS, "common_share": COMMON_SHARE,
+            "min_common_groups": MIN_COMMON_GROUPS}
 
 
 def text_files(root: Path, prefix: str = "") -> list[Document]:
@@ -119,46 +145,92 @@ def text_files(root: Path, prefix: str = "") -> list[Document]:
     return documents
 
 
+def as_code(documents: Iterable[Document]) -> list[Document]:
+    """The source files among the documents, to be compared as code too."""
+    return [Document(d.source, d.text, d.group, code=True) for d in documents if is_code(d.source, d.text)]
+
+
 def suite_package_documents(package: TaskPackage) -> list[Document]:
-    """What a suite package shows a model: its prompt (the body, no frontmatter) and its bundled data files. Code
-    and build files are left out: their boilerplate (imports, frontmatter keys) is shared by honest packages."""
+    """What a suite package holds: its prompt (the body, no frontmatter), its bundled data files, and its code
+    (generator, verifier, oracle and any other source file) as code. Code is not read as words: its imports and
+    idioms are shared by honest packages."""
     prefix = f"{package.name}/"
-    data = [d for d in text_files(package.root, prefix)
-            if Path(d.source).name not in NOT_CONTENT and Path(d.source).suffix not in CODE_SUFFIXES]
-    return [Document(f"{prefix}task.md (prompt)", package.body, package.name), *data]
+    files = text_files(package.root, prefix)
+    data = [d for d in files if Path(d.source).name not in NOT_CONTENT and Path(d.source).suffix not in CONFIG_SUFFIXES
+            and not is_code(d.source, d.text)]
+    return [Document(f"{prefix}task.md (prompt)", package.body, package.name), *data, *as_code(files)]
 
 
-def instance_documents(package: TaskPackage, maker: InstanceMaker, instances: Iterable[int],
-                       prefix: str = "") -> list[Document]:
-    """The generator's output for some instances: each rendered prompt and every text file it wrote."""
-    documents = []
-    for instance in instances:
-        values, files = maker(package, instance)
-        prompt = "\n\n".join(p.text for p in package.scene_prompts(values))
-        where = f"{prefix}instance {instance}"
-        documents.append(Document(f"{where}: prompt", prompt, prefix.rstrip("/")))
-        for name, data in sorted(files.items()):
-            try:
-                documents.append(Document(f"{where}: {name}", data.decode("utf-8"), prefix.rstrip("/")))
-            except UnicodeDecodeError:
-                continue
+def instance_text(package: TaskPackage, values: dict, files: dict[str, bytes]) -> InstanceText:
+    """An instance from its prompt values and the files its generator wrote (files that are not UTF-8 are left
+    out)."""
+    texts = {}
+    for name, data in sorted(files.items()):
+        try:
+            texts[name] = data.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+    return InstanceText("\n\n".join(p.text for p in package.scene_prompts(values)), texts)
+
+
+def instance_documents(instance: int, made: InstanceText, prefix: str = "") -> list[Document]:
+    """One instance's rendered prompt and files (source files also as code)."""
+    where, group = f"{prefix}instance {instance}", prefix.rstrip("/")
+    files = [Document(f"{where}: {name}", text, group) for name, text in sorted(made.files.items())]
+    return [Document(f"{where}: prompt", made.prompt, group), *files, *as_code(files)]
+
+
+def submission_documents(root: Path, package: TaskPackage | None = None,
+                         samples: dict[int, InstanceText] | None = None) -> list[Document]:
+    """A submitted package's texts: every text file (source files also as code), its prompt alone (when it loads),
+    and the generator's output for the sampled instances."""
+    files = text_files(root)
+    documents = [*files, *as_code(files)]
+    if package is not None:
+        documents.append(Document("task.md (prompt)", package.body))
+    for instance, made in sorted((samples or {}).items()):
+        documents += instance_documents(instance, made)
     return documents
 
 
-def _background() -> tuple[set[int], set[int], set[int]]:
-    """13-gram, shingle and whole-text hashes of the scaffold every package starts from: never evidence of
-    copying."""
-    grams: set[int] = set()
-    shingles: set[int] = set()
-    exact: set[int] = set()
+@dataclass(frozen=True)
+class Hashes:
+    """What the gate compares of some documents: per kind, every hash and the number of the document holding it."""
+
+    grams: tuple[np.ndarray, np.ndarray]  # 13-word runs
+    exact: tuple[np.ndarray, np.ndarray]  # the whole normalised text's key (none for short texts)
+    pairs: tuple[np.ndarray, np.ndarray]  # content-word pairs
+    code: tuple[np.ndarray, np.ndarray]  # normalised 20-token runs of source files
+
+
+def hashed(documents: Sequence[Document]) -> Hashes:
+    """The hashes of many documents, prose in a few array operations per 256 KiB of text (not per document)."""
+    prose = np.array([n for n, d in enumerate(documents) if not d.code], dtype=np.int64)
+    found = words_of([documents[n].text for n in prose])
+    grams, in_grams = runs_within(found, NGRAM)
+    pairs, in_pairs = content_pairs(found, max_words=MAX_PAIR_WORDS)
+    bounds = found.bounds()
+    keys = [(_exact_key(found.hashes[bounds[i]:bounds[i + 1]]), i) for i in range(prose.size)]
+    exact = [(key, i) for key, i in keys if key is not None]
+    code = [(distinct(code_grams(d.text, d.source, CODE_GRAM)), n) for n, d in enumerate(documents) if d.code]
+    return Hashes((grams, prose[in_grams]), (np.array([k for k, _ in exact], dtype=np.uint64),
+                                             prose[np.array([i for _, i in exact], dtype=np.int64)]),
+                  (pairs, prose[in_pairs]), _with_holders(code))
+
+
+def _with_holders(per_document: list[tuple[np.ndarray, int]]) -> tuple[np.ndarray, np.ndarray]:
+    if not per_document:
+        return EMPTY, np.zeros(0, dtype=np.int64)
+    return (np.concatenate([values for values, _ in per_document]),
+            np.repeat(np.array([n for _, n in per_document], dtype=np.int64), [v.size for v, _ in per_document]))
+
+
+def _background() -> Hashes:
+    """Hashes of the scaffold every package starts from: never evidence of copying."""
+    documents = []
     for file in _walk(resources.files("taskpkg").joinpath("scaffold_template")):
-        hashes = word_hashes(file.read_text(encoding="utf-8"))
-        grams.update(run_hashes(hashes, NGRAM).tolist())
-        shingles.update(run_hashes(hashes, SHINGLE).tolist())
-        key = _exact_key(hashes)
-        if key is not None:
-            exact.add(key)
-    return grams, shingles, exact
+        documents.append(Document(file.name, file.read_text(encoding="utf-8")))
+    return hashed([*documents, *as_code(documents)])
 
 
 def _walk(node: object) -> Iterable:
@@ -169,100 +241,71 @@ def _walk(node: object) -> Iterable:
         yield node
 
 
-@dataclass
-class _Indexed:
-    document: Document
-    exact: int | None
-    shingles: np.ndarray
-
-
 class SuiteIndex:
-    """The suite's texts, indexed once for scanning many submissions (array operations throughout: a suite of
-    thousands of items holds millions of n-grams)."""
+    """The suite's texts and code, indexed once for scanning many submissions."""
 
-    def __init__(self, documents: Sequence[Document], canaries: Iterable[str]) -> None:
+    def __init__(self, documents: Sequence[Document], canaries: Iterable[str], coverage: dict | None = None) -> None:
         self.documents = list(documents)
         self.canaries = sorted({c for c in canaries if c})
-        background_grams, background_shingles, background_texts = _background()
-        hashes = [word_hashes(d.text) for d in self.documents]
-        grams = [run_hashes(h, NGRAM) for h in hashes]  # repeats within a text are harmless below
-        shingles = [run_hashes(h, SHINGLE) if _prose(d.text, h) else EMPTY for d, h in zip(self.documents, hashes,
-                                                                                            strict=True)]
-        texts = [np.array([k], dtype=np.uint64) if (k := _exact_key(h)) is not None else EMPTY for h in hashes]
+        self.coverage = dict(coverage or {})
+        found = hashed(self.documents)
+        background = _background()
         group_of = _group_numbers(self.documents)
         limit = max(MIN_COMMON_GROUPS, COMMON_SHARE * (int(group_of.max()) + 1 if group_of.size else 0))
-        self.ignored_grams = np.union1d(_array(background_grams), _common(grams, group_of, limit))
-        self.ignored_shingles = np.union1d(_array(background_shingles), _common(shingles, group_of, limit))
-        ignored_texts = np.union1d(_array(background_texts), _common(texts, group_of, limit))
-        self.gram_keys, self.gram_docs = _first_owner(grams, self.ignored_grams)
-        self.text_keys, self.text_docs = _first_owner(texts, ignored_texts)
-        self.permutations = MinHash(num_perm=NUM_PERM, scheme=MINHASH_SCHEME).permutations  # shared by every one
-        self.lsh = MinHashLSH(threshold=NEAR_THRESHOLD, num_perm=NUM_PERM)
-        self.signatures: dict[int, MinHash] = {}
-        with self.lsh.insertion_session() as session:
-            for index, values in enumerate(shingles):
-                signature = self._signature(values)
-                if signature is not None:
-                    self.signatures[index] = signature
-                    session.insert(str(index), signature)
 
-    def _signature(self, shingles: np.ndarray) -> MinHash | None:
-        """The MinHash of a text's shingles (less the ignored), or None when too few are left to judge by."""
-        kept = shingles[~_member(shingles, self.ignored_shingles)]
-        if kept.size < MIN_SHINGLES:
-            return None
-        return MinHash(hashvalues=min_hashes(kept, self.permutations), permutations=self.permutations,
-                       scheme=MINHASH_SCHEME)
+        def held(kind: str) -> Holdings:
+            values, holders = getattr(found, kind)
+            return holdings(values, holders, len(self.documents), group_of, limit, getattr(background, kind)[0])
+
+        self.grams = Owners(held("grams"))
+        self.texts = Owners(held("exact"))
+        self.pairs = Postings(held("pairs"))
+        self.code = Postings(held("code"))
 
     @classmethod
-    def of_suite(cls, suite: Suite, maker: InstanceMaker | None = None) -> SuiteIndex:
-        """Every suite package's prompt and data, and (with a maker) each item's generated instance."""
+    def of_suite(cls, suite: Suite, instances: dict[tuple[str, int], InstanceText] | None = None) -> SuiteIndex:
+        """Every suite package's prompt, data and code, and the items' instances given (by package name and
+        instance number)."""
         documents: list[Document] = []
         for package in suite.packages.values():
             documents += suite_package_documents(package)
-            if maker is not None:
-                listed = sorted(i.instance for i in suite.items if i.path == package.root)
-                documents += instance_documents(package, maker, listed, f"{package.name}/")
+        for (name, instance), made in sorted((instances or {}).items()):
+            documents += instance_documents(instance, made, f"{name}/")
         canaries = [suite.canary, *(p.canary for p in suite.packages.values())]
-        return cls(documents, canaries)
+        coverage = {"suite_instances": len(instances or {}), "suite_items": len(suite.items)}
+        return cls(documents, canaries, coverage)
 
-    def scan(self, documents: Sequence[Document]) -> GateResult:
-        """Compare a submission's texts with the suite."""
+    def scan(self, documents: Sequence[Document], coverage: dict | None = None) -> GateResult:
+        """Compare a submission's texts and code with the suite."""
         matches: list[Match] = []
         for document in documents:
             matches += self._scan_one(document)
-        return GateResult(tuple(matches))
+        return GateResult(tuple(matches), {**self.coverage, **(coverage or {})})
 
     def _scan_one(self, document: Document) -> list[Match]:
-        found = [Match("canary", document.source, "the suite's canaries", canary)
-                 for canary in self.canaries if canary in document.text]
-        hashes = word_hashes(document.text)
-        exact = _exact_key(hashes)
-        if exact is not None:
-            found += [self._match("exact", document, i) for i in _lookup(self.text_keys, self.text_docs, [exact])]
-        owners = _lookup(self.gram_keys, self.gram_docs, run_hashes(hashes, NGRAM))
-        found += [self._match("ngram", document, owner) for owner in sorted(set(owners))]
-        signature = self._signature(run_hashes(hashes, SHINGLE)) if _prose(document.text, hashes) else None
-        if signature is not None:
-            for key in sorted(self.lsh.query(signature), key=int):
-                index = int(key)
-                if signature.jaccard(self.signatures[index]) >= NEAR_THRESHOLD:
-                    found.append(self._match("near_duplicate", document, index))
-        return found
+        found = hashed([document])
+        if document.code:
+            return [self._match("code", document, i) for i in _similar(self.code, found.code[0], CODE_SHARE,
+                                                                         MIN_SHARED_CODE)]
+        matches = [Match("canary", document.source, "the suite's canaries", canary)
+                   for canary in self.canaries if canary in document.text]
+        matches += [self._match("exact", document, i) for i in self.texts.of(found.exact[0])]
+        matches += [self._match("ngram", document, owner) for owner in sorted(set(self.grams.of(found.grams[0])))]
+        matches += [self._match("near_duplicate", document, i)
+                    for i in _similar(self.pairs, found.pairs[0], PAIR_SHARE, MIN_SHARED_PAIRS)]
+        return matches
 
     def _match(self, kind: str, document: Document, index: int) -> Match:
         suite_document = self.documents[index]
         return Match(kind, document.source, suite_document.source, suite_document.text[:EXCERPT_CHARS])
 
 
-def _prose(text: str, hashes: np.ndarray) -> bool:
-    """Whether a text is prose, worth a near-duplicate signature: not too long, and not mostly digits (tables of
-    numbers are left to the exact and n-gram checks, which catch copied data with any edit short of every row)."""
-    return hashes.size <= MAX_SIGNATURE_WORDS and digit_count(text) <= MAX_DIGIT_SHARE * max(len(text), 1)
-
-
-def _array(values: set[int]) -> np.ndarray:
-    return np.array(sorted(values), dtype=np.uint64)
+def _similar(postings: Postings, query: np.ndarray, share: float, minimum: int) -> list[int]:
+    """The documents sharing at least `minimum` hashes with the query and at least `share` of the smaller set's."""
+    documents, shared, size = postings.shared(query)
+    smaller = np.minimum(postings.sizes[documents], size)
+    close = (shared >= minimum) & (shared >= share * smaller)
+    return documents[close].tolist()
 
 
 def _group_numbers(documents: Sequence[Document]) -> np.ndarray:
@@ -270,95 +313,8 @@ def _group_numbers(documents: Sequence[Document]) -> np.ndarray:
     return np.array([numbers.setdefault(d.group, len(numbers)) for d in documents], dtype=np.int64)
 
 
-def _common(per_document: list[np.ndarray], group_of: np.ndarray, limit: float) -> np.ndarray:
-    """Values found in at least `limit` distinct groups."""
-    by_group: dict[int, list[np.ndarray]] = defaultdict(list)
-    for values, group in zip(per_document, group_of.tolist(), strict=True):
-        by_group[group].append(values)
-    distinct = [_runs(np.concatenate(parts))[0] for parts in by_group.values()]
-    if not distinct:
-        return EMPTY
-    values, counts = _runs(np.concatenate(distinct))
-    return values[counts >= limit]
-
-
-def _runs(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct values, sorted, with how often each occurs (np.unique's result, by one plain sort)."""
-    if values.size == 0:
-        return values, np.empty(0, dtype=np.int64)
-    ordered = np.sort(values)
-    starts = _run_starts(ordered)
-    return ordered[starts], np.diff(np.append(starts, ordered.size))
-
-
-def _run_starts(ordered: np.ndarray) -> np.ndarray:
-    """Where each run of equal values of a sorted (non-empty) array begins."""
-    return np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-
-
-def _first_owner(per_document: list[np.ndarray], ignored: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Sorted distinct values (less the ignored) and, for each, the first document holding it."""
-    if not per_document:
-        return EMPTY, np.empty(0, dtype=np.int64)
-    values = np.concatenate(per_document)
-    owners = np.repeat(np.arange(len(per_document)), [v.size for v in per_document])
-    keep = ~_member(values, ignored)
-    values, owners = values[keep], owners[keep]
-    if values.size == 0:
-        return EMPTY, np.empty(0, dtype=np.int64)
-    order = np.argsort(values)  # not stable, but the least owner of each run is the first either way
-    ordered = values[order]
-    starts = _run_starts(ordered)
-    return ordered[starts], np.minimum.reduceat(owners[order], starts)
-
-
-def _member(values: np.ndarray, sorted_keys: np.ndarray) -> np.ndarray:
-    """Whether each value is one of the sorted keys (a binary search each: cheaper than np.isin's sort per call)."""
-    if sorted_keys.size == 0:
-        return np.zeros(values.size, dtype=bool)
-    at = np.minimum(np.searchsorted(sorted_keys, values), sorted_keys.size - 1)
-    return sorted_keys[at] == values
-
-
-def _lookup(keys: np.ndarray, owners: np.ndarray, values: object) -> list[int]:
-    """The owning documents of those values that are keys."""
-    wanted = np.asarray(values, dtype=np.uint64)
-    if keys.size == 0 or wanted.size == 0:
-        return []
-    found = _member(wanted, keys)
-    return owners[np.searchsorted(keys, wanted[found])].tolist()
-
-
 def _exact_key(hashes: np.ndarray) -> int | None:
     """A key for a text's whole normalised word sequence (None for texts too short to be telling)."""
     if hashes.size < MIN_EXACT_TOKENS:
         return None
     return int.from_bytes(hashlib.blake2b(hashes.astype("<u8").tobytes(), digest_size=8).digest(), "little")
-
-
-def min_hashes(shingles: np.ndarray, permutations: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """The MinHash values of a set of 64-bit shingle hashes under datasketch's affine32 permutations (a·h + b
-    modulo 2**32, a odd), h being the shingle hash's mixed high half; one array operation instead of a Python
-    call per shingle."""
-    high = (mix64(shingles.copy()) >> np.uint64(32)).astype(np.uint32)
-    a, b = (np.asarray(p, dtype=np.uint32) for p in permutations)
-    with np.errstate(over="ignore"):
-        return (high[:, None] * a[None, :] + b[None, :]).min(axis=0)
-
-
-def submission_documents(root: Path, package: TaskPackage | None = None, maker: InstanceMaker | None = None,
-                         samples: Sequence[int] = ()) -> list[Document]:
-    """A submitted package's texts: every text file, its prompt alone (when it loads), and with a maker the
-    generator's output for some instances."""
-    documents = text_files(root)
-    if package is not None:
-        documents.append(Document("task.md (prompt)", package.body))
-        if maker is not None:
-            documents += instance_documents(package, maker, samples)
-    return documents
-
-
-def scan_package(suite: Suite, root: Path, package: TaskPackage | None = None, maker: InstanceMaker | None = None,
-                 samples: Sequence[int] = (), suite_maker: InstanceMaker | None = None) -> GateResult:
-    """The gate for one package against one suite."""
-    return SuiteIndex.of_suite(suite, suite_maker).scan(submission_documents(root, package, maker, samples))

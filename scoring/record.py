@@ -93,7 +93,7 @@ class RunInfo:
     samples_per_item: int
     harness_version: str
     training: TrainingSummary
-    contamination: dict  # the gate's public verdict: {"verdict": ..., "counts": {...}}
+    contamination: dict  # the gate's public verdict: {"verdict": "pass" or "flagged"}
     sampling: dict  # the scoring profile: tokens, temperature, tool limits (scoring.evaluation.Profile)
     libraries: dict[str, str]  # versions of the libraries the numbers depend on
     gate: dict  # the contamination gate's parameters

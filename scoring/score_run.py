@@ -16,7 +16,6 @@ from agents.backends import BackendError, ChatBackend
 from agents.models import ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
 from scoring import contamination as gate
-from scoring.contamination import SuiteIndex, submission_documents
 from scoring.evaluation import (
     CONCURRENCY,
     HARNESS_VERSION,
@@ -33,6 +32,7 @@ from scoring.evaluation import (
     score_cache,
     selected_items,
 )
+from scoring.gate_run import GateError, run_gate
 from scoring.record import RunInfo, SuiteInfo, TrainingSummary, write_run
 from scoring.results import ResultRecord
 from scoring.suite import Suite, suite_digest
@@ -41,8 +41,6 @@ from taskpkg.model import TaskPackage
 
 HARDWARE_CHARS = 200
 LIBRARIES = ("numpy", "posttrain-arena", "torch", "transformers", "peft", "trl", "vllm")  # recorded when installed
-GATE_PARAMETERS = ("NGRAM", "SHINGLE", "NUM_PERM", "MINHASH_SCHEME", "NEAR_THRESHOLD", "MIN_EXACT_TOKENS",
-                   "MIN_SHINGLES", "MAX_DIGIT_SHARE", "COMMON_SHARE", "MIN_COMMON_GROUPS")
 
 
 class ScoringError(RuntimeError):
@@ -95,11 +93,6 @@ def library_versions() -> dict[str, str]:
     return {name: installed[name] for name in LIBRARIES if name in installed}
 
 
-def gate_parameters() -> dict:
-    """The contamination gate's settings, as the record states them."""
-    return {name.lower(): getattr(gate, name) for name in GATE_PARAMETERS if hasattr(gate, name)}
-
-
 def _hardware(info: dict) -> str:
     gpus = info.get("gpus") or []
     text = f"{len(gpus)}x {gpus[0]}" if gpus else f"cpu ({info.get('cpus', '?')} cores)"
@@ -122,13 +115,19 @@ def _backends(options: ScoreOptions, base_path: str) -> tuple[ChatBackend, ChatB
 
 
 def _contamination(options: ScoreOptions, suite: Suite, package: TaskPackage) -> dict:
+    """The gate's public verdict: the one `arena score --contamination-only --format json` printed, or a new run."""
     if options.gate is not None:
         try:
-            public = json.loads(options.gate.read_text())
-            return {"verdict": public["verdict"], "counts": public["counts"]}
+            verdict = json.loads(options.gate.read_text())["verdict"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ScoringError(f"{options.gate}: not the gate's JSON output ({exc})") from None
-    return SuiteIndex.of_suite(suite).scan(submission_documents(package.root, package)).public()
+        if verdict not in ("pass", "flagged"):
+            raise ScoringError(f"{options.gate}: not the gate's JSON output (verdict {verdict!r})")
+        return {"verdict": verdict}
+    try:
+        return run_gate(suite, package.root, package).public()
+    except GateError as exc:
+        raise ScoringError(f"contamination gate: {exc}") from None
 
 
 def score(package: TaskPackage, suite: Suite, options: ScoreOptions,
@@ -171,7 +170,7 @@ def score(package: TaskPackage, suite: Suite, options: ScoreOptions,
                         len(items), suite.public, suite_digest(suite)),
         samples_per_item=options.profile.samples, harness_version=f"{options.profile.name}/{HARNESS_VERSION}",
         training=training, contamination=contamination, sampling=asdict(options.profile),
-        libraries=library_versions(), gate=gate_parameters(), retries=RETRIES,
+        libraries=library_versions(), gate=gate.parameters(), retries=RETRIES,
         errors={"base": arm_errors(base_outcomes), "trained": arm_errors(trained_outcomes)},
         pr=options.pr, contributor=options.contributor)
     try:

@@ -18,7 +18,12 @@ pytest_plugins = ("tests.conftest_github",)
 
 # Everything this test run creates (here and in `arena` subprocesses) carries this owner label, so the leak check
 # and the cleanup below see this run's resources only, never another process's on the same engine.
-OWNER = os.environ.setdefault(OWNER_VARIABLE, f"pytest-{uuid.uuid4().hex[:10]}")
+# Each pytest-xdist worker is an owner of its own: a worker's cleanup at its end must not remove what another worker
+# still uses (the workers inherit the controller's environment, so the label would otherwise be shared).
+_RUN_OWNER = os.environ.get(OWNER_VARIABLE) or f"pytest-{uuid.uuid4().hex[:10]}"
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+OWNER = f"{_RUN_OWNER}-{_WORKER}" if _WORKER and not _RUN_OWNER.endswith(f"-{_WORKER}") else _RUN_OWNER
+os.environ[OWNER_VARIABLE] = OWNER
 # Dynamic results this run caches stay in this run: tests never reuse results of an earlier run.
 os.environ.setdefault("ARENA_CHECK_CACHE", tempfile.mkdtemp(prefix="arena-test-cache-"))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -15,7 +16,7 @@ import pytest
 
 from launch.backends.local import LocalBackend
 from launch.spec import JobSpec
-from tests.support.suites import make_suite
+from tests.support.suites import STORIES, make_suite
 
 ROOT = Path(__file__).resolve().parent.parent
 ECHO_WORD = ROOT / "tests" / "fixtures" / "training" / "echo-word"
@@ -66,6 +67,20 @@ def test_a_cancelled_job_stops_with_its_process_group(engine: object, tmp_path: 
     assert job.state == "cancelled"
     with pytest.raises(ProcessLookupError):
         os.killpg(pid, 0)  # nothing of the job's process group is left
+
+
+def test_a_job_flagged_by_the_gate_stops_and_says_nothing_of_the_suite(engine: object, tmp_path: Path) -> None:
+    suite = make_suite(tmp_path / "suite", instances=(0,))
+    copy = shutil.copytree(ECHO_WORD, tmp_path / "echo-word")
+    task = copy / "task.md"
+    task.write_text(task.read_text() + f"\n{STORIES['healthcare']}\n")  # a held-out item's story
+    backend = LocalBackend(suite, tmp_path / "launch")
+    name = backend.launch(spec(), copy)
+    job = wait_until_finished(backend, name)
+    assert job.detail == "flagged by the contamination gate"  # no counts, no suite text: the PR sees this
+    assert json.loads((backend.artifacts(spec()) / "job.json").read_text())["status"] == "stopped"
+    report = json.loads((backend.artifacts(spec()) / "gate-report.json").read_text())
+    assert report["counts"]["exact"] == 0 and report["counts"]["ngram"] >= 1  # the maintainers' report has them
 
 
 def run_arena(*args: str, cwd: Path = ROOT, **env: str) -> subprocess.CompletedProcess:

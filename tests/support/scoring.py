@@ -10,12 +10,12 @@ import numpy as np
 from scoring.record import PairedItem, RunInfo, Settings, SuiteInfo, TrainingSummary
 from taskpkg.domains import DOMAINS
 
-PASSING_GATE = {"verdict": "pass", "counts": {"exact": 0, "ngram": 0, "near_duplicate": 0, "canary": 0}}
+PASSING_GATE = {"verdict": "pass"}
 SUITE_DIGEST = "sha256:" + "5" * 64
 SAMPLING = {"name": "full", "items_per_domain": None, "samples": 4, "max_new_tokens": 1024, "max_episode_tokens": 8192,
             "temperature": 0.7, "command_timeout_s": 60, "output_chars": 4000}
 LIBRARIES = {"numpy": "2.4.6", "posttrain-arena": "0.1.0"}
-GATE = {"ngram": 13, "num_perm": 128, "near_threshold": 0.5}
+GATE = {"ngram": 13, "code_gram": 20, "pair_gap": 2, "pair_share": 0.2, "code_share": 0.5}
 
 
 def digest(text: str) -> str:

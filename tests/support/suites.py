@@ -6,6 +6,7 @@ from pathlib import Path
 
 import yaml
 
+from scoring.contamination import InstanceText, instance_text
 from taskpkg.domains import DOMAINS
 from tests.support.packages import edit, make_valid_package
 
@@ -78,3 +79,9 @@ def generate_here(package: object, instance: int) -> tuple[dict, dict[str, bytes
                               check=True, timeout=60)
         files = {p.relative_to(workspace).as_posix(): p.read_bytes() for p in workspace.rglob("*") if p.is_file()}
         return json.loads(done.stdout), files
+
+
+def instance_here(package: object, instance: int) -> InstanceText:
+    """An InstanceMaker (the gate's): `generate_here`'s output as the gate reads it."""
+    values, files = generate_here(package, instance)
+    return instance_text(package, values, files)  # type: ignore[arg-type]
