@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from bot import comment, job_comments
 from bot.actions import AcceptCancel, AcceptTraining, Action, Ignore, Need, React, Reply, RerunChecks
@@ -41,7 +42,7 @@ def parse_command(body: str) -> Command | None:
     return Command(words[0].lower() if words else "help", tuple(words[1:]))
 
 
-def read_command(payload: dict) -> tuple[Command | None, str]:
+def read_command(payload: dict[str, Any]) -> tuple[Command | None, str]:
     """The command an issue_comment event carries, or None and why it carries none."""
     note, issue = payload.get("comment") or {}, payload.get("issue") or {}
     user = note.get("user") or {}
@@ -55,7 +56,7 @@ def read_command(payload: dict) -> tuple[Command | None, str]:
     return command, "" if command else "no /arena command at the start of the comment"
 
 
-def on_issue_comment(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
+def on_issue_comment(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[Action]:
     """A slash command on a PR."""
     command, why = read_command(payload)
     if command is None:
@@ -73,7 +74,7 @@ def on_issue_comment(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
     if facts.permission not in WRITE_PERMISSIONS:
         return [_refuse(number, comment_id, login, command.name, "only maintainers (write, maintain or admin access "
                         "to this repository) can do that. A maintainer will look at this pull request; thank you!")]
-    missing = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
+    missing: list[Action] = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
     if missing:
         return missing
     if any(is_ours(c, cfg.bot_login) and reply_to(c) == comment_id for c in facts.comments or []):
@@ -83,7 +84,7 @@ def on_issue_comment(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
 
 def _status(number: int, comment_id: int, facts: Facts, cfg: Config) -> list[Action]:
     """`/arena status` (anyone): the training job of the PR's environment at its head, as the job record says."""
-    missing = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
+    missing: list[Action] = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
     if missing:
         return missing
     if any(is_ours(c, cfg.bot_login) and reply_to(c) == comment_id for c in facts.comments or []):
@@ -93,7 +94,7 @@ def _status(number: int, comment_id: int, facts: Facts, cfg: Config) -> list[Act
     environment = verdict.environment if verdict is not None else None
     if environment is not None and "job" not in facts.fetched:
         return [Need("job", (environment, facts.pull.head_sha))]
-    return [Reply(number, job_comments.status_body(facts.job, environment, facts.pull.head_sha), comment_id)]  # type: ignore[arg-type]
+    return [Reply(number, job_comments.status_body(facts.job, environment, facts.pull.head_sha), comment_id)]
 
 
 def _refuse(number: int, comment_id: int, login: str, command: str, reason: str) -> Reply:

@@ -14,6 +14,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import Any
 from urllib.parse import quote
 
 from bot.markers import MARKER
@@ -35,7 +36,7 @@ COMMANDS = (
 )
 
 
-class _Neutral(dict):
+class _Neutral(dict[int, str | None]):
     """str.translate table, filled on demand from each character's Unicode general category."""
 
     def __missing__(self, code: int) -> str | None:
@@ -114,7 +115,7 @@ def frame(state: StickyState, ctx: Context, heading: str, blocks: list[str]) -> 
     return body
 
 
-def verdict_body(state: StickyState, ctx: Context, report: dict, package: dict) -> str:
+def verdict_body(state: StickyState, ctx: Context, report: dict[str, Any], package: dict[str, Any]) -> str:
     """The verdict on a package: failed and warned findings with links, timings, how to reproduce, passed checks."""
     passed = package["verdict"] == "pass"
     counts = package["counts"]
@@ -131,7 +132,7 @@ def verdict_body(state: StickyState, ctx: Context, report: dict, package: dict) 
     return frame(state, ctx, heading, [b for b in blocks if b])
 
 
-def _findings_table(ctx: Context, package_path: str, findings: list[dict]) -> list[str]:
+def _findings_table(ctx: Context, package_path: str, findings: list[dict[str, Any]]) -> list[str]:
     if not findings:
         return []
     rows = ["| | check | where | problem | how to fix |", "|---|---|---|---|---|"]
@@ -148,7 +149,7 @@ def _findings_table(ctx: Context, package_path: str, findings: list[dict]) -> li
     return ["\n".join(rows)]
 
 
-def _timings(report: dict, package: dict) -> str:
+def _timings(report: dict[str, Any], package: dict[str, Any]) -> str:
     text = (f"**Timings:** {report['mode']} checks of this package took {_duration(package['duration_ms'] / 1000)} "
             f"(whole run {_duration(report['duration_s'])}).")
     trials = package.get("trials") or []
@@ -159,14 +160,15 @@ def _timings(report: dict, package: dict) -> str:
     return text
 
 
-def _passed_details(package: dict) -> str:
+def _passed_details(package: dict[str, Any]) -> str:
     passed = [c for c in package["checks"] if c["status"] == "passed"]
     notes = [d for d in package["diagnostics"] if d["severity"] == "info"]
     if not passed and not notes:
         return ""
     lines = [f"- ✅ `{c['check_id']}` {inline(c['title'], 200)}" for c in passed]
     lines += [f"- ℹ️ `{d['check_id']}` {inline(d['message'])}" for d in notes]
-    kept, used = [], 0
+    kept: list[str] = []
+    used = 0
     for line in lines:
         if used + len(line) > BUDGET // 3:
             kept.append(f"- … and {len(lines) - len(kept)} more")

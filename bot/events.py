@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from pathlib import PurePosixPath
+from typing import Any
 
 from bot import comment
 from bot.actions import Action, Ignore, Need, Publish
@@ -37,7 +38,7 @@ VERDICT_CONCLUSIONS = ("success", "failure")  # `arena check` fails the job when
 
 
 # ----- dispatch --------------------------------------------------------------------------------------------------
-def decide(event: str, payload: dict, facts: Facts, cfg: Config) -> list[Action]:
+def decide(event: str, payload: dict[str, Any], facts: Facts, cfg: Config) -> list[Action]:
     """What to do about one event, given what is known so far."""
     if event == "workflow_run":
         return on_workflow_run(payload, facts, cfg)
@@ -48,7 +49,7 @@ def decide(event: str, payload: dict, facts: Facts, cfg: Config) -> list[Action]
     return [Ignore(f"the {event!r} event is not handled")]
 
 
-def refresh_event(pull: Pull) -> tuple[str, dict]:
+def refresh_event(pull: Pull) -> tuple[str, dict[str, Any]]:
     """A pull_request event that makes the bot decide again for the PR as it is now (after it moved under a run)."""
     return "pull_request_target", {"action": "synchronize", "pull_request": {"number": pull.number,
                                                                              "head": {"sha": pull.head_sha}}}
@@ -67,7 +68,7 @@ def scope(files: list[str]) -> tuple[str | None, list[str]]:
 
 
 # ----- workflow_run ----------------------------------------------------------------------------------------------
-def on_workflow_run(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
+def on_workflow_run(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[Action]:
     """A validation run finished: publish its verdict on the PR it checked, if that PR is still at the same head."""
     run = payload.get("workflow_run") or {}
     if payload.get("action") != "completed":
@@ -87,15 +88,15 @@ def on_workflow_run(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
         return [Ignore(f"no open pull request comes from {head_repo}:{run['head_branch']}")]
     if pull.head_sha != head_sha:
         return [Ignore(f"stale run: PR #{pull.number} moved to {pull.head_sha[:7]}, the run checked {head_sha[:7]}")]
-    missing = [Need(w, (pull.number,) if w != "report" else ()) for w in ("files", "base_changes", "report")
-               if w not in facts.fetched]
+    missing: list[Action] = [Need(w, (pull.number,) if w != "report" else ())
+                             for w in ("files", "base_changes", "report") if w not in facts.fetched]
     if missing:
         return missing
     state = (int(run.get("id") or 0), int(run.get("run_attempt") or 1))
     return [_assess(pull, candidates, run, facts, cfg, state)]
 
 
-def _assess(pull: Pull, candidates: list[Pull], run: dict, facts: Facts, cfg: Config,
+def _assess(pull: Pull, candidates: list[Pull], run: dict[str, Any], facts: Facts, cfg: Config,
             state: tuple[int, int]) -> Publish:
     """The publication for a head whose validation finished: base, scope, cap, an untrusted run, or the verdict."""
     name, outside = scope(facts.files or [])
@@ -127,13 +128,14 @@ def _assess(pull: Pull, candidates: list[Pull], run: dict, facts: Facts, cfg: Co
                    ctx.run_url)
 
 
-def _untrusted_run(run: dict, base_changes: list[str]) -> str | None:
+def _untrusted_run(run: dict[str, Any], base_changes: list[str]) -> str | None:
     """Why GitHub's own record of the run forbids a verdict from it, or None."""
     conclusion = str(run.get("conclusion"))
     if conclusion not in VERDICT_CONCLUSIONS:
         return f"GitHub marked the validation run {inline(conclusion, 40)}, which is no verdict"
     created = _time(run.get("created_at"))
-    if base_changes and (created is None or created < _time(base_changes[-1]) + timedelta(seconds=BASE_SETTLE_S)):
+    changed = _time(base_changes[-1]) if base_changes else None  # unreadable: no verdict, as if it were recent
+    if base_changes and (created is None or changed is None or created < changed + timedelta(seconds=BASE_SETTLE_S)):
         return ("the pull request's base branch changed after this run was set up, so it may have checked the "
                 "change against another branch; push a commit (or close and reopen the pull request) to validate "
                 "it again")
@@ -147,13 +149,13 @@ def _time(text: object) -> datetime | None:
         return None
 
 
-def _package(facts: Facts, name: str | None) -> dict | str:
+def _package(facts: Facts, name: str | None) -> dict[str, Any] | str:
     """The report's entry for environments/<name>, or why there is none."""
     if facts.report_error or facts.report is None:
         return inline(facts.report_error or "no report was found")
     wanted = f"environments/{name}"
     packages = facts.report["packages"]
-    found = [p for p in packages if PurePosixPath(p["path"]).as_posix() == wanted]
+    found: list[dict[str, Any]] = [p for p in packages if PurePosixPath(p["path"]).as_posix() == wanted]
     if len(packages) != 1 or not found:
         paths = ", ".join(inline(p["path"], 80) for p in packages[:5]) or "nothing"
         return f"the report describes {paths}, not `{wanted}` alone"
@@ -221,7 +223,7 @@ def failure_notice(pull: Pull, cfg: Config, run: tuple[int, int], reason: str) -
 
 
 # ----- pull_request ----------------------------------------------------------------------------------------------
-def on_pull_request(payload: dict, facts: Facts, cfg: Config) -> list[Action]:
+def on_pull_request(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[Action]:
     """A PR opened, moved or was edited: decide for the PR as it is now (base, scope, cap), marking its head pending."""
     action, pr = payload.get("action"), payload.get("pull_request") or {}
     if action not in PR_ACTIONS:

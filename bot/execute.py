@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 
 from bot import github_api, handoff, sticky, writes
 from bot.actions import (
@@ -99,7 +100,7 @@ def execute(run: Run, actions: list[Action], facts: Facts) -> Pull | None:
             body = action.body if action.to is None else f"{reply_marker(action.to)}\n{action.body}"
             writes.post_comment(run.client, action.pr, body, run.cfg.bot_login)
         elif isinstance(action, React):
-            writes.repeat(lambda a=action: github_api.add_reaction(run.client, a.comment_id, a.content))
+            writes.repeat(partial(github_api.add_reaction, run.client, action.comment_id, action.content))
         elif isinstance(action, AcceptTraining):
             request = handoff.accept(run.client, action, run.cfg, run.launcher, run.log)
             if request is not None:

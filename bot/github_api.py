@@ -106,7 +106,7 @@ class ArenaRetry(GithubRetry):
         self.budget = budget or WaitBudget(WAIT_BUDGET_S)
 
     def new(self, **kw: Any) -> ArenaRetry:
-        return super().new(budget=self.budget, **kw)  # type: ignore[return-value]
+        return super().new(budget=self.budget, **kw)
 
     def is_retry(self, method: str, status_code: int, has_retry_after: bool = False) -> bool:
         if method.upper() == "POST":  # allowed_methods leaves POST out, so a lost answer is not retried either
@@ -207,7 +207,7 @@ def list_base_changes(client: Client, number: int) -> list[str]:
 @_api
 def count_open_pulls_by(client: Client, author: str) -> int:
     """How many open pull requests author has in the repository (lists open pull requests)."""
-    return sum(1 for p in client.repo.get_pulls(state="open") if p.user and p.user.login == author)
+    return sum(1 for p in client.repo.get_pulls(state="open") if p.user is not None and p.user.login == author)
 
 
 @_api

@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from bot import github_api, job_comments, writes
 from bot.handoff import LaunchRequest
@@ -51,7 +52,7 @@ def job_spec(request: LaunchRequest, env: Mapping[str, str]) -> JobSpec:
                    suite_digest=env.get("ARENA_SUITE_DIGEST") or None)
 
 
-def package_limits(client: github_api.Client, spec: JobSpec, environment: Path | None) -> dict | None:
+def package_limits(client: github_api.Client, spec: JobSpec, environment: Path | None) -> dict[str, Any] | None:
     """The package's `limits` at the job's commit: from its folder when the launcher has one, else from GitHub."""
     if environment is not None:
         return ceiling.package_limits(environment)
@@ -173,12 +174,14 @@ def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: Bra
     return replace(record, run_id=parsed.run_id, results_comment=comment_id)
 
 
-def _check_as_asked(data: dict, spec: JobSpec | None, source: str) -> None:
+def _check_as_asked(data: dict[str, Any], spec: JobSpec | None, source: str) -> None:
     """ResultsError unless the record was scored on the suite the job was given (name, version, content digest:
     each one the job's spec names) and credits whom the job credits."""
     if spec is None:
         return
-    suite = data.get("suite") if isinstance(data.get("suite"), dict) else {}
+    suite = data.get("suite")
+    if not isinstance(suite, dict):
+        suite = {}
     for part, wanted in (("name", spec.suite_name), ("version", spec.suite_version), ("digest", spec.suite_digest)):
         found = suite.get(part)
         if wanted is not None and found != wanted:

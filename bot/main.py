@@ -35,9 +35,10 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from bot import github_api, handoff, jobs
-from bot.actions import Need, Reply
+from bot.actions import Action, Need, Reply
 from bot.comment import inline, neutralise
 from bot.events import SHA, decide, failure_notice, refresh_event
 from bot.execute import Run, execute, gather, publish
@@ -45,6 +46,9 @@ from bot.markers import reply_marker
 from bot.model import Config, Facts, Pull
 from bot.state_branch import BranchStore, branch_name
 from validators.render_github import escape_data
+
+if TYPE_CHECKING:
+    from launch.backends import Backend
 
 MAX_ROUNDS = 6  # decide → fetch → decide; no handler needs more rounds than this
 MAX_REFRESHES = 2  # the PR moved under a publication: decide again for it as it is now, at most this often
@@ -101,7 +105,7 @@ def run(env: Mapping[str, str], launcher: handoff.Launcher | None = None) -> int
         return 0 if explain(bot, event, payload, facts, exc) else 1
 
 
-def settle(bot: Run, event: str, payload: dict, facts: Facts) -> list:
+def settle(bot: Run, event: str, payload: dict[str, Any], facts: Facts) -> list[Action]:
     """Decide, fetching the facts the decision asks for, until it asks for none."""
     for _ in range(MAX_ROUNDS):
         actions = decide(event, payload, facts, bot.cfg)
@@ -113,7 +117,7 @@ def settle(bot: Run, event: str, payload: dict, facts: Facts) -> list:
     raise RuntimeError("the decision kept asking for facts")
 
 
-def explain(bot: Run, event: str, payload: dict, facts: Facts, exc: Exception) -> bool:
+def explain(bot: Run, event: str, payload: dict[str, Any], facts: Facts, exc: Exception) -> bool:
     """Post what went wrong on the PR the event is about (never leaving it green); False when that is impossible."""
     reason, cfg = f"{type(exc).__name__}: {exc}", bot.cfg
     try:
@@ -139,7 +143,7 @@ def explain(bot: Run, event: str, payload: dict, facts: Facts, exc: Exception) -
         return False
 
 
-def _pull_of(event: str, payload: dict, facts: Facts) -> Pull | None:
+def _pull_of(event: str, payload: dict[str, Any], facts: Facts) -> Pull | None:
     """The PR an event is about, as best known: fetched, found by the run's head, or as the payload says."""
     if facts.pull is not None:
         return facts.pull
@@ -176,7 +180,7 @@ def confirm_launch(env: Mapping[str, str]) -> int:
     return 0
 
 
-def backend_from_env(env: Mapping[str, str]) -> tuple[object, Path | None]:
+def backend_from_env(env: Mapping[str, str]) -> tuple[Backend, Path | None]:
     """The launch backend the configuration names, and (local backend) where the PR's environments are."""
     from launch.backends.local import LocalBackend
     from launch.skypilot_task import SkyPilotConfig
@@ -209,10 +213,10 @@ def launch_job(env: Mapping[str, str]) -> int:
         backend, checkout = backend_from_env(env)
         store = BranchStore(client, branch_name(env))
         if request.action == "cancel":
-            jobs.cancel(client, request, backend, store, log)  # type: ignore[arg-type]
+            jobs.cancel(client, request, backend, store, log)
             return 0
         environment = checkout / "environments" / request.environment if checkout else None
-        jobs.launch(client, request, backend, store, Budget.from_env(env), env, log,  # type: ignore[arg-type]
+        jobs.launch(client, request, backend, store, Budget.from_env(env), env, log,
                     environment)
     except (github_api.ConfigError, SkyPilotConfigError, BudgetConfigError, SpecError) as exc:
         error(f"launch not configured: {exc}")
@@ -248,7 +252,7 @@ def poll_jobs(env: Mapping[str, str]) -> int:
         error(f"bad invocation: {type(exc).__name__}: {exc}")
         return 2
     try:
-        summary = jobs.poll(client, cfg, backend, BranchStore(client, branch_name(env)), log)  # type: ignore[arg-type]
+        summary = jobs.poll(client, cfg, backend, BranchStore(client, branch_name(env)), log)
     except (BackendError, github_api.ApiError) as exc:
         error(f"polling failed: {type(exc).__name__}: {exc}")
         return 1

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from launch.state import JobRecord
 
 
 @dataclass(frozen=True)
@@ -69,9 +73,9 @@ class Facts:
     comments: list[Comment] | None = None
     permission: str | None = None
     author_open_prs: int | None = None
-    report: dict | None = None
+    report: dict[str, Any] | None = None
     report_error: str | None = None
     pulls_by_head: list[Pull] | None = None
     base_changes: list[str] | None = None
-    job: object | None = None  # launch.state.JobRecord of the PR's environment at its head, when asked for
+    job: JobRecord | None = None  # the job record of the PR's environment at its head, when asked for
     fetched: set[str] = field(default_factory=set)

@@ -13,6 +13,7 @@ import stat
 import zipfile
 from functools import cache
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -33,7 +34,7 @@ def _validator() -> Draft202012Validator:
     return Draft202012Validator(report_schema())
 
 
-def load_report(location: str | os.PathLike[str] | None) -> dict:
+def load_report(location: str | os.PathLike[str] | None) -> dict[str, Any]:
     """The validated report found at location (a folder, a .zip or report.json)."""
     if not location:
         raise ReportError("no report artifact was downloaded (the validation run may have stopped before writing it)")
@@ -51,12 +52,12 @@ def load_report(location: str | os.PathLike[str] | None) -> dict:
     return parse_report(data)
 
 
-def parse_report(data: bytes) -> dict:
+def parse_report(data: bytes) -> dict[str, Any]:
     """Decode, schema-validate and cross-check report bytes."""
     if len(data) > MAX_BYTES:
         raise ReportError(f"the report is larger than {MAX_BYTES // (1024 * 1024)} MiB")
     try:
-        report = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        report: dict[str, Any] = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ReportError(f"the report is not valid UTF-8 JSON ({type(exc).__name__})") from None
     error = best_match(_validator().iter_errors(report))
@@ -71,7 +72,7 @@ def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
 
 
-def _check_consistent(report: dict) -> None:
+def _check_consistent(report: dict[str, Any]) -> None:
     for package in report["packages"]:
         errors = sum(d["severity"] == "error" for d in package["diagnostics"])
         if package["counts"]["error"] != errors or package["verdict"] != ("fail" if errors else "pass"):

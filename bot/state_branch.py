@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from typing import Any
 
 from bot import github_api
 from bot.github_api import ApiError
@@ -52,7 +53,7 @@ class BranchStore:
         found = (self._read(path) for path in paths if path.count("/") == 2 and path.endswith(".json"))
         return [stored for stored in found if stored is not None]
 
-    def put_result(self, environment: str, run_id: str, record: dict, items: dict | None) -> bool:
+    def put_result(self, environment: str, run_id: str, record: dict[str, Any], items: dict[str, Any] | None) -> bool:
         """Commit an accepted record (items first); False when that run's record is there already (a second
         delivery), whatever it holds: a published record is never replaced."""
         path = f"{RESULTS}/{environment}/{run_id}.json"
@@ -115,5 +116,5 @@ def _once(write: Callable[[], str], written: Callable[[], str | None]) -> str | 
     return None
 
 
-def _json(data: dict) -> bytes:
+def _json(data: dict[str, Any]) -> bytes:
     return (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()

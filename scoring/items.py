@@ -82,12 +82,12 @@ def _check_against(scores: ItemScores, record: ResultRecord, source: str) -> Non
     if set(sums) != set(stated):
         raise ResultsError(f"{source}: items cover domains {sorted(sums)} but the record has {sorted(stated)}")
     for name, (count, base, trained) in sums.items():
-        domain = stated[name]
-        if count != domain.items or abs(base / count - domain.base) > CONSISTENCY_TOLERANCE or \
-                abs(trained / count - domain.trained) > CONSISTENCY_TOLERANCE:
+        said = stated[name]
+        if count != said.items or abs(base / count - said.base) > CONSISTENCY_TOLERANCE or \
+                abs(trained / count - said.trained) > CONSISTENCY_TOLERANCE:
             raise ResultsError(f"{source}: domain {name}: {int(count)} items with means {base / count:.4f} / "
-                               f"{trained / count:.4f}, but the record says {domain.items} items with "
-                               f"{domain.base:.4f} / {domain.trained:.4f}")
+                               f"{trained / count:.4f}, but the record says {said.items} items with "
+                               f"{said.base:.4f} / {said.trained:.4f}")
 
 
 def load_items(results_dir: Path, record: ResultRecord) -> ItemScores | None:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from scoring.results import ResultRecord, write_record
 from scoring.statistics import CONFIDENCE, RESAMPLES, item_means, summarize
@@ -93,10 +94,10 @@ class RunInfo:
     samples_per_item: int
     harness_version: str
     training: TrainingSummary
-    contamination: dict  # the gate's public verdict: {"verdict": "pass" or "flagged"}
-    sampling: dict  # the scoring profile: tokens, temperature, tool limits (scoring.evaluation.Profile)
+    contamination: dict[str, Any]  # the gate's public verdict: {"verdict": "pass" or "flagged"}
+    sampling: dict[str, Any]  # the scoring profile: tokens, temperature, tool limits (scoring.evaluation.Profile)
     libraries: dict[str, str]  # versions of the libraries the numbers depend on
-    gate: dict  # the contamination gate's parameters
+    gate: dict[str, Any]  # the contamination gate's parameters
     retries: int  # plays of an errored episode after the first
     errors: dict[str, ArmErrors] = field(default_factory=lambda: {"base": ArmErrors(), "trained": ArmErrors()})
     pr: int | None = None
@@ -137,7 +138,8 @@ def _checked(items: Sequence[PairedItem], k: int) -> tuple[list[PairedItem], lis
     return scored, excluded
 
 
-def build_run(items: Sequence[PairedItem], run: RunInfo, evaluated_at: datetime | None = None) -> tuple[dict, dict]:
+def build_run(items: Sequence[PairedItem], run: RunInfo,
+              evaluated_at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The record and the items file, as JSON-ready dicts. ValueError for inconsistent input."""
     scored, excluded = _checked(items, run.samples_per_item)
     if len(items) > run.suite.items:
@@ -177,7 +179,7 @@ def build_run(items: Sequence[PairedItem], run: RunInfo, evaluated_at: datetime 
     return record, items_file
 
 
-def statistics_fields(items_file: dict, settings: Settings) -> dict:
+def statistics_fields(items_file: dict[str, Any], settings: Settings) -> dict[str, Any]:
     """The record's numbers computed from an items file: domains, macro, verdict and the statistics settings. The
     one definition both the writer and every reader that checks a record (scoring.verify) use."""
     rows = items_file["items"]

@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import jsonschema_rs
 from jsonschema import Draft202012Validator
@@ -82,7 +83,7 @@ class ResultRecord:
     steps: int | None
     recipe: str | None
     reward_curve: tuple[tuple[int, float], ...]
-    raw: dict
+    raw: dict[str, Any]
     suite_digest: str | None = None  # version 2 only, like the fields below
     samples_per_item: int | None = None
     harness_version: str | None = None
@@ -101,7 +102,7 @@ def parse_time(text: str) -> datetime:
     return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
-def comparable_key(record: ResultRecord) -> tuple:
+def comparable_key(record: ResultRecord) -> tuple[object, ...]:
     """What two records must share to be compared: the suite (name, version and content digest), the base model and
     its revision, K, the harness version, the sampling settings and the confidence level."""
     raw = record.raw
@@ -112,9 +113,11 @@ def comparable_key(record: ResultRecord) -> tuple:
 
 
 @cache
-def schema(name: str) -> dict:
+def schema(name: str) -> dict[str, Any]:
     """A JSON Schema shipped in scoring/schema/, by file name."""
-    return json.loads(resources.files("scoring").joinpath(f"schema/{name}").read_text(encoding="utf-8"))
+    text = resources.files("scoring").joinpath(f"schema/{name}").read_text(encoding="utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
 
 
 @cache
@@ -141,7 +144,10 @@ def validate(data: object, schema_name: str, source: str) -> None:
 
 def parse_record(data: object, source: str) -> ResultRecord:
     """A ResultRecord from a results file's JSON (version 1 or 2); raises ResultsError naming source."""
-    version = data.get("results_version") if isinstance(data, dict) else None
+    if not isinstance(data, dict):
+        validate(data, "results-v1.schema.json", source)  # raises: every version's record is an object
+        raise ResultsError(f"{source}: a results record is a JSON object")
+    version = data.get("results_version")
     if version == 2:
         return _parse_v2(data, source)
     if isinstance(version, int) and not isinstance(version, bool) and version > 2:
@@ -150,7 +156,7 @@ def parse_record(data: object, source: str) -> ResultRecord:
     return _parse_v1(data, source)
 
 
-def _parse_v1(data: dict, source: str) -> ResultRecord:
+def _parse_v1(data: dict[str, Any], source: str) -> ResultRecord:
     unknown = sorted(set(data["domains"]) - set(DOMAINS))
     if unknown:
         raise ResultsError(f"{source}: domains: not arena domains: {', '.join(unknown)} (one of {', '.join(DOMAINS)})")
@@ -167,7 +173,7 @@ def _parse_v1(data: dict, source: str) -> ResultRecord:
         gpu_hours=None, steps=None, recipe=None, reward_curve=(), raw=data)
 
 
-def _parse_v2(data: dict, source: str) -> ResultRecord:
+def _parse_v2(data: dict[str, Any], source: str) -> ResultRecord:
     validate(data, "results-v2.schema.json", source)
     domains = tuple(DomainResult(name, d["items"], d["base"], d["trained"], d["delta"], _interval(d["interval"]),
                                  d["units"], d["clustered"])
@@ -188,7 +194,7 @@ def _parse_v2(data: dict, source: str) -> ResultRecord:
         harness_version=data["harness_version"], macro_se=macro["se"], macro_df=macro["df"])
 
 
-def _check_consistency(domains: tuple[DomainResult, ...], macro: dict, suite_items: int, source: str) -> None:
+def _check_consistency(domains: tuple[DomainResult, ...], macro: dict[str, Any], suite_items: int, source: str) -> None:
     """Numbers the schema cannot relate: intervals in order, deltas that are differences, macro the domains' mean."""
     for where, low_high in [(f"domains/{d.domain}/interval", d.interval) for d in domains] + [
             ("macro/interval", _interval(macro["interval"]))]:
@@ -216,7 +222,7 @@ def _mean(values: Iterable[float]) -> float:
     return sum(numbers) / len(numbers)
 
 
-def _in_domain_order(domains: dict) -> list[tuple[str, dict]]:
+def _in_domain_order(domains: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     order = {name: i for i, name in enumerate(DOMAINS)}
     return sorted(domains.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0]))
 
@@ -273,7 +279,7 @@ def record_path(results_dir: Path, environment: str, run_id: str) -> Path:
     return results_dir / environment / f"{run_id}.json"
 
 
-def write_record(results_dir: Path, data: dict, items: dict | None = None) -> ResultRecord:
+def write_record(results_dir: Path, data: dict[str, Any], items: dict[str, Any] | None = None) -> ResultRecord:
     """Validate a version-2 record (and its items file) and write both atomically, the items file first, so a
     record is never seen without its items. Returns the record as read back. Raises ResultsError on invalid data."""
     target = record_path(results_dir, str(data.get("environment")), str(data.get("run_id")))
@@ -290,7 +296,7 @@ def write_record(results_dir: Path, data: dict, items: dict | None = None) -> Re
 
 
 def accept_job_result(payload: object, environment: str, commit: str, source: str,
-                      max_bytes: int = MAX_BYTES) -> tuple[dict, dict, ResultRecord]:
+                      max_bytes: int = MAX_BYTES) -> tuple[dict[str, Any], dict[str, Any], ResultRecord]:
     """A job's result block (launch.result_block), read as untrusted data: a complete version-2 record for exactly
     this environment and commit, within size, with its items file, every number of the record recomputed from the
     items (scoring.verify). Returns (record data, items data, parsed record); raises ResultsError naming source and
