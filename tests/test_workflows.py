@@ -27,7 +27,7 @@ WORKFLOWS = ROOT / ".github" / "workflows"
 SCHEMA = ROOT / "tests" / "fixtures" / "github" / "github-workflow.schema.json"
 PAYLOADS = ROOT / "tests" / "fixtures" / "github" / "payloads"
 NAMES = ("validate.yml", "report.yml", "commands.yml", "pr-events.yml", "pages.yml", "lint.yml", "jobs.yml",
-         "job-image.yml")
+         "job-image.yml", "ci.yml")
 BOT_LOGIN = "github-actions[bot]"  # the identity of GITHUB_TOKEN, which every bot workflow authenticates with
 
 PR_TRIGGERS = {"pull_request", "pull_request_target", "issue_comment", "workflow_run"}
@@ -49,6 +49,10 @@ PERMISSIONS = {
     ("pages.yml", "deploy"): {"pages": "write", "id-token": "write"},
     ("lint.yml", "lint"): {"contents": "read"},
     ("job-image.yml", "image"): {"contents": "read", "packages": "write"},
+    ("ci.yml", "lint"): {"contents": "read"},
+    ("ci.yml", "fast"): {"contents": "read"},
+    ("ci.yml", "engine"): {"contents": "read"},
+    ("ci.yml", "slow"): {"contents": "read"},
 }
 
 
@@ -109,7 +113,7 @@ def require_tool(name: str, package: str, required_in_ci: bool = True) -> str:
 
 
 # ----- the set of workflows ----------------------------------------------------------------------------------------
-def test_the_eight_workflows_exist_and_nothing_else() -> None:
+def test_the_nine_workflows_exist_and_nothing_else() -> None:
     assert [p.name for p in workflow_files()] == sorted(NAMES)
 
 
@@ -414,6 +418,49 @@ def test_lint_runs_zizmor_and_actionlint_on_workflow_changes() -> None:
     assert on["pull_request"]["paths"] == [".github/**"] and on["push"]["paths"] == [".github/**"]
     assert "zizmor --offline" in step_running("lint.yml", "zizmor --offline")["run"]
     step_running("lint.yml", "actionlint -color")
+
+
+# The test tiers ci.yml runs: each a marker expression, on the events that run it.
+CI_TIERS = {"fast": ("not engine and not slow", "push pull_request workflow_dispatch"),
+            "engine": ("engine and not slow", "push pull_request workflow_dispatch"),
+            "slow": ("slow", "schedule workflow_dispatch")}
+
+
+def _ci_job_runs_on(job: dict, event: str) -> bool:
+    return truthy(evaluate(job.get("if", "true"), {"github": {"event_name": event}}))
+
+
+def test_ci_lints_type_checks_and_runs_the_fast_and_engine_tiers_on_every_pull_request() -> None:
+    on = load("ci.yml")["on"]
+    assert on["pull_request"] is None, "every pull request, whatever it changes: no filter"
+    assert on["push"] == {"branches": ["main"]} and "workflow_dispatch" in on and len(on["schedule"]) == 1
+    lint = jobs("ci.yml")["lint"]
+    runs = [step.get("run") for step in lint["steps"] if "run" in step]
+    assert runs == ["python -m pip install -e '.[dev]'", "ruff check --output-format github .", "mypy"], (
+        "ruff and mypy as tests/test_architecture.py and tests/test_typecheck.py run them, with the dev extra's pins")
+
+
+@pytest.mark.parametrize("tier", CI_TIERS)
+def test_each_ci_tier_runs_the_documented_command_on_its_events(tier: str) -> None:
+    markers, events = CI_TIERS[tier]
+    job = jobs("ci.yml")[tier]
+    command = job["steps"][-1]["run"]
+    assert f'scripts/test -m "{markers}"' in command or command == f"scripts/test -m {markers}", command
+    assert {e for e in ("push", "pull_request", "schedule", "workflow_dispatch") if _ci_job_runs_on(job, e)} == \
+        set(events.split())
+    if tier == "fast":
+        contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+        assert command in contributing, "the fast tier is CONTRIBUTING.md's command, verbatim"
+        assert command.startswith("ARENA_SKIP_ENGINE=1 "), "the fast tier needs no engine: set-up starts none"
+
+
+def test_the_ci_tiers_together_run_every_test_once() -> None:
+    from _pytest.mark.expression import Expression
+
+    for marks in ({""}, {"engine"}, {"slow"}, {"engine", "slow"}):
+        chosen = [tier for tier, (markers, _) in CI_TIERS.items()
+                  if Expression.compile(markers).evaluate(lambda name, **_: name in marks)]
+        assert len(chosen) == 1, (sorted(marks), chosen)
 
 
 # ----- linters -----------------------------------------------------------------------------------------------------
