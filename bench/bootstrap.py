@@ -22,6 +22,7 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -79,7 +80,7 @@ def scipy_baseline(layout: Layout, differences: np.ndarray, resamples: int, seed
     return observed + (replicates - observed) * layout.inflation()
 
 
-def timed(rounds: int, runs: dict[str, object]) -> dict[str, tuple[float, np.ndarray]]:
+def timed(rounds: int, runs: dict[str, Callable[[], np.ndarray]]) -> dict[str, tuple[float, np.ndarray]]:
     """Best time and last result of each run, the runs interleaved round by round (so load on this shared machine
     falls on every side alike)."""
     best: dict[str, float] = dict.fromkeys(runs, float("inf"))
@@ -87,7 +88,7 @@ def timed(rounds: int, runs: dict[str, object]) -> dict[str, tuple[float, np.nda
     for _ in range(rounds):
         for name, run in runs.items():
             started = time.perf_counter()
-            results[name] = run()  # type: ignore[operator]
+            results[name] = run()
             best[name] = min(best[name], time.perf_counter() - started)
     return {name: (best[name], results[name]) for name in runs}
 

@@ -25,7 +25,9 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -55,6 +57,9 @@ from tests.support.suites import instance_here
 FAMILY = 50
 SYLLABLES = ["ka", "lo", "mi", "ren", "tas", "vu", "pe", "dor", "sil", "an", "qua", "zen", "bri", "mo", "tec", "ul"]
 OPERATORS = ["+", "-", "*", "//", "%", "<", ">", "==", "and", "or"]
+
+T = TypeVar("T")
+
 
 
 def vocabulary(rng: random.Random, size: int = 4000) -> list[str]:
@@ -142,9 +147,9 @@ def instance(rng: random.Random, words: list[str], template: list[str]) -> Insta
     return InstanceText(" ".join(prompt), {"memo.txt": memo, "data.csv": rows, "records.json": records})
 
 
-def timed(call: object) -> tuple[object, float, float]:
+def timed(call: Callable[[], T]) -> tuple[T, float, float]:
     wall, cpu = time.perf_counter(), time.process_time()
-    result = call()  # type: ignore[operator]
+    result = call()
     return result, time.perf_counter() - wall, time.process_time() - cpu
 
 
@@ -167,7 +172,7 @@ def main() -> None:
     try:
         manifest, built, _ = timed(lambda: write_suite(root, args.families))
         engine = engine_available()
-        report(manifest, environment, engine, built)  # type: ignore[arg-type]
+        report(manifest, environment, engine, built)
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -175,7 +180,7 @@ def main() -> None:
 def report(manifest: Path, environment: Path, engine: bool, built: float) -> None:
     suite: Suite = load_suite(manifest)
     read, read_wall, read_cpu = timed(lambda: suite_instances(suite, None, suite_cache(suite)))
-    texts = read.texts  # type: ignore[attr-defined]
+    texts = read.texts
     index, index_wall, index_cpu = timed(lambda: SuiteIndex.of_suite(suite, texts))
     package = load_package(environment).package
     samples = {n: instance_here(package, n) for n in sample_numbers(package.instance_count, 3, random.Random(5))}

@@ -25,6 +25,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -55,8 +56,9 @@ def cold_copy(source: Path, into: Path) -> Path:
     return target
 
 
-def sh(*args: str, **kwargs: object) -> str:
-    return subprocess.run(args, check=True, capture_output=True, text=True, **kwargs).stdout  # type: ignore[call-overload]
+def sh(*args: str, **kwargs: Any) -> str:
+    result: str = subprocess.run(args, check=True, capture_output=True, text=True, **kwargs).stdout
+    return result
 
 
 def bare_script(package_dir: Path) -> tuple[float, float]:

@@ -22,7 +22,9 @@ import argparse
 import os
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -36,6 +38,9 @@ from taskpkg.domains import DOMAINS
 ITEMS = 1_600
 K = 4
 CLUSTER = 10
+
+T = TypeVar("T")
+
 
 
 def group(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray, list[ItemScores]]:
@@ -54,11 +59,11 @@ def group(n: int, seed: int = 1) -> tuple[np.ndarray, np.ndarray, list[ItemScore
     return deltas, np.full(n, 40.0), scores
 
 
-def best_of(rounds: int, work: object) -> tuple[float, object]:
-    best, result = float("inf"), None
+def best_of(rounds: int, work: Callable[[], T]) -> tuple[float, T]:
+    best = float("inf")
     for _ in range(rounds):
         started = time.perf_counter()
-        result = work()  # type: ignore[operator]
+        result = work()
         best = min(best, time.perf_counter() - started)
     return best, result
 

@@ -18,6 +18,7 @@ import json
 import sys
 import tarfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -90,12 +91,12 @@ def _tar(files: list[tuple[str, bytes]]) -> bytes:
     return buffer.getvalue()
 
 
-def per_minute(run: object, sandbox: Sandbox, package: TaskPackage, states: list[InitialState],
-               concurrency: int, episodes: int) -> float:
+def per_minute(run: Callable[[Sandbox, TaskPackage, InitialState], object], sandbox: Sandbox, package: TaskPackage,
+               states: list[InitialState], concurrency: int, episodes: int) -> float:
     """Episodes per minute for `episodes` episodes at `concurrency`."""
     started = time.perf_counter()
     with ThreadPoolExecutor(max_workers=concurrency) as pool:
-        rewards = list(pool.map(lambda i: run(sandbox, package, states[i % len(states)]), range(episodes)))  # type: ignore[operator]
+        rewards = list(pool.map(lambda i: run(sandbox, package, states[i % len(states)]), range(episodes)))
     assert all(r is not None for r in rewards), rewards
     return episodes / (time.perf_counter() - started) * 60
 

@@ -42,7 +42,7 @@ class Budget:
                                         ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0, math.inf),
                                         ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1, math.inf),
                                         ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0, math.inf)),
-                                  BudgetConfigError))  # type: ignore[arg-type]
+                                  BudgetConfigError))  # type: ignore[arg-type]  # each field gets its row's kind
 
     def refusal(self, records: Iterable[JobRecord], now: datetime | None = None,
                 needs: float | None = None) -> str | None:

@@ -127,4 +127,4 @@ class JobSpec:
 
 
 def _hours(value: object) -> bool:
-    return type(value) in (int, float) and 0 < value <= MAX_CEILING_HOURS  # type: ignore[operator]
+    return isinstance(value, int | float) and type(value) in (int, float) and 0 < value <= MAX_CEILING_HOURS

@@ -21,7 +21,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 from launch.spec import COMMIT, LOGIN, JobSpec, SpecError
 from taskpkg.atomic_files import write_text_atomic
@@ -74,11 +74,11 @@ class JobRecord:
     def job_spec(self) -> JobSpec | None:
         return JobSpec.from_json(self.spec) if self.spec else None
 
-    def moved_to(self, state: str, **changes: object) -> JobRecord:
+    def moved_to(self, state: str, **changes: Any) -> JobRecord:
         """The record in a new state, stamped now."""
         if state not in STATES:
             raise RecordError(f"state: {state!r} is not one of {', '.join(STATES)}")
-        return replace(self, state=state, updated_at=now_iso(), **changes)  # type: ignore[arg-type]
+        return replace(self, state=state, updated_at=now_iso(), **changes)
 
     def to_dict(self) -> dict:
         return {"job_version": JOB_VERSION, **asdict(self)}

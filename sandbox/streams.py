@@ -10,6 +10,7 @@ import contextlib
 import socket
 import struct
 import time
+from typing import Protocol, cast
 
 _FRAME = struct.Struct(">BxxxL")
 STDOUT, STDERR = 1, 2
@@ -19,12 +20,18 @@ class StreamEnded(OSError):
     """The process's output ended (it exited, or closed its stdout and stderr)."""
 
 
+class _Closable(Protocol):
+    """The engine's hijacked connection (docker's socket wrapper, or a socket): all this module closes."""
+
+    def close(self) -> None: ...
+
+
 class MultiplexedSocket:
     """One hijacked connection to a container process."""
 
-    def __init__(self, raw: object) -> None:
+    def __init__(self, raw: _Closable) -> None:
         self._raw = raw
-        self._socket: socket.socket = getattr(raw, "_sock", raw)  # type: ignore[assignment]
+        self._socket = cast(socket.socket, getattr(raw, "_sock", raw))  # docker's SocketIO wraps the socket
 
     def send(self, data: bytes, deadline: float | None = None) -> None:
         """Write to the process's stdin (TimeoutError if it will not take it all before the deadline)."""
@@ -44,7 +51,7 @@ class MultiplexedSocket:
     def close(self) -> None:
         """Drop the connection."""
         with contextlib.suppress(OSError):
-            self._raw.close()  # type: ignore[attr-defined]
+            self._raw.close()
 
     def _receive(self, size: int, deadline: float) -> bytes:
         chunks = bytearray()

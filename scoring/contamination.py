@@ -28,9 +28,10 @@ which texts the private suite holds; the counts and the matched suite text are o
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 
 import numpy as np
@@ -233,9 +234,9 @@ def _background() -> Hashes:
     return hashed([*documents, *as_code(documents)])
 
 
-def _walk(node: object) -> Iterable:
-    if node.is_dir():  # type: ignore[attr-defined]
-        for child in node.iterdir():  # type: ignore[attr-defined]
+def _walk(node: Traversable) -> Iterator[Traversable]:
+    if node.is_dir():
+        for child in node.iterdir():
             yield from _walk(child)
     else:
         yield node

@@ -134,7 +134,7 @@ def _rank_group(group: tuple, members: list[ResultRecord], items: Mapping[str, I
            if p != common}
     members = [r for r, p in zip(members, placements, strict=True) if p == common]
     deltas = np.array([r.macro_delta for r in members])
-    q_values = benjamini_hochberg([r.p_value for r in members])  # type: ignore[misc]
+    q_values = benjamini_hochberg([r.p_value for r in members])  # type: ignore[misc]  # unranked_reason kept runs without p out
     better, better_sure, worse_sure = compare(members, [items[r.run_id] for r in members])
     n = len(members)
     for i, record in enumerate(members):

@@ -22,18 +22,18 @@ T = TypeVar("T", float, np.ndarray)
 
 def _guard(value: T) -> T:
     """value moved off zero (by TINY) where it is within TINY of it: the continued fraction divides by it."""
-    return value + TINY * (abs(value) < TINY)  # type: ignore[operator,return-value]
+    return value + TINY * (abs(value) < TINY)
 
 
 def _beta_fraction(a: T, b: T, x: T) -> T:
     """The continued fraction of the incomplete beta function (converges for x < (a + 1)/(a + b + 2)): plain
     arithmetic, so it runs on floats (quantiles) and on arrays element-wise (many p-values) alike."""
     c = 1.0
-    d = 1.0 / _guard(1.0 - (a + b) * x / (a + 1.0))  # type: ignore[operator]
+    d = 1.0 / _guard(1.0 - (a + b) * x / (a + 1.0))
     result = d
     for m in range(1, ITERATIONS + 1):
-        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),  # type: ignore[operator]
-                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):  # type: ignore[operator]
+        for numerator in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
+                          -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
             d = 1.0 / _guard(1.0 + numerator * d)
             c = _guard(1.0 + numerator / c)
             step = c * d

@@ -50,7 +50,7 @@ def arena_resources(client: object, owner: str = OWNER) -> tuple[list, list]:
     """An owner's (default: this run's) arena containers and snapshot images still on the engine."""
     label = [f"{LABEL_MANAGED}=true", f"{LABEL_OWNER}={owner}"]
     containers = client.containers.list(all=True, sparse=True, filters={"label": label})  # type: ignore[attr-defined]
-    snapshots = [image for image in labelled_images(client, label)  # type: ignore[arg-type]
+    snapshots = [image for image in labelled_images(client, label)
                  if (image.get("Labels") or {}).get(LABEL_KIND) == "snapshot"]
     return containers, snapshots
 
@@ -71,7 +71,7 @@ def engine() -> Iterator[object]:
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
     """A Sandbox on the real engine for one test module; everything it made is removed after the module."""
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:
         yield box
 
 

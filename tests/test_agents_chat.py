@@ -26,7 +26,7 @@ def call(name: str, **arguments: object) -> str:
 
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:
         yield box
 
 

@@ -34,7 +34,7 @@ def test_static_check_passes_without_warnings(package_dir: Path) -> None:
 def test_dynamic_checks_pass_on_the_real_engine(engine: object, package_dir: Path) -> None:
     package = load_package(package_dir).package
     assert package is not None
-    with Sandbox(engine) as sandbox:  # type: ignore[arg-type]
+    with Sandbox(engine) as sandbox:
         result = run_dynamic_checks(package, sandbox, instances=3)
     assert [d.to_dict() for d in result.diagnostics if d.severity.value != "info"] == []
     assert all(t["outcome"] == "ok" for t in result.trials)

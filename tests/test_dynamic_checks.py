@@ -25,7 +25,7 @@ from validators.report import PackageReport, Report
 
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:
         yield box
 
 

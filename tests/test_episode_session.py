@@ -19,7 +19,7 @@ from tests.support.packages import edit, make_two_scene_package, make_valid_pack
 
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:
         yield box
 
 
@@ -104,7 +104,7 @@ def test_an_initial_state_starts_episodes_without_the_generator(sandbox: Sandbox
 def test_a_closed_session_leaves_nothing_and_is_not_verified(engine: object, tmp_path: Path) -> None:
     package = load_package(make_valid_package(tmp_path / "environments")).package
     assert package is not None
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:
         session = box.open_episode(package, 1, "stepper")
         session.start()
         session.step(Shell("echo hello > note.txt"))

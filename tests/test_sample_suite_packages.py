@@ -201,7 +201,7 @@ def test_another_instances_workspace_and_answer_score_zero(package: Path, tmp_pa
 def test_dynamic_checks_pass_on_the_real_engine(engine: object, package: Path) -> None:
     loaded = load_package(package).package
     assert loaded is not None
-    with Sandbox(engine) as sandbox:  # type: ignore[arg-type]
+    with Sandbox(engine) as sandbox:
         result = run_dynamic_checks(loaded, sandbox, instances=2)
     assert [d.to_dict() for d in result.diagnostics if d.severity.value != "info"] == []
     assert all(t["outcome"] == "ok" for t in result.trials)

@@ -44,7 +44,7 @@ class Recorder:
 
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:
         yield box
 
 
@@ -147,7 +147,7 @@ def test_killed_check_leaves_nothing_behind(engine: object, tmp_path: Path, stop
         containers, snapshots = arena_resources(engine, owner)
         assert containers == [] and snapshots == []
     finally:
-        collect_garbage(engine, include_images=True, owner=owner)  # type: ignore[arg-type]
+        collect_garbage(engine, include_images=True, owner=owner)
 
 
 def test_peak_memory_is_measured(sandbox: Sandbox, package: TaskPackage) -> None:

@@ -73,7 +73,7 @@ def test_a_trained_episode_still_erring_scores_0_and_a_base_one_excludes_the_ite
     trained = {("a", 0): Outcome("trained", "a", 0, 1.0, "scored"),
                ("b", 0): Outcome("trained", "b", 0, None, "verifier_error", "boom", 3),
                ("c", 0): Outcome("trained", "c", 0, 1.0, "scored", None, 2)}
-    paired = paired_items([Item(n) for n in "abc"], 1, base, trained)  # type: ignore[arg-type]
+    paired = paired_items([Item(n) for n in "abc"], 1, base, trained)
     assert paired[0].base == (0.5,) and paired[0].trained == (1.0,) and paired[0].error is None
     assert paired[1].base == (1.0,) and paired[1].trained == (0.0,) and paired[1].error is None
     assert paired[2].error == BASE_ERROR and paired[2].base == paired[2].trained == ()
@@ -139,7 +139,7 @@ def test_breaking_the_verifier_on_its_failures_gains_a_model_nothing() -> None:
     assert breaks["macro"] == fails["macro"] and breaks["domains"] == fails["domains"]
     survivors = [i for i in items if solved[i.id]]  # what excluding the crashed items from both arms left
     excluded, _ = build_run(paired_items(survivors, 2, base, failing), replace(info, suite=replace(
-        info.suite, items=len(survivors))))  # type: ignore[arg-type]
+        info.suite, items=len(survivors))))
     assert excluded["macro"]["delta"] > fails["macro"]["delta"] + 0.2
 
 

@@ -58,7 +58,7 @@ def test_show_explains_an_unprinted_placeholder(engine: object, package_dir: Pat
 def test_gc_is_limited_to_one_package_and_lists_first(engine: object, tmp_path: Path) -> None:
     limits = load_package(make_valid_package(tmp_path / "environments")).package.limits  # type: ignore[union-attr]
     names = [f"gc-test-{uuid.uuid4().hex[:8]}" for _ in range(2)]
-    tracker = Tracker(engine)  # type: ignore[arg-type]
+    tracker = Tracker(engine)
     mine = {name: start_container(tracker, "debian:bookworm-slim", limits, "agent", new_session_id(), name).id
             for name in names}
     try:

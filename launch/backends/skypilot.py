@@ -10,7 +10,9 @@ from __future__ import annotations
 import io
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from launch.backends import BackendError, BackendJob
 from launch.skypilot_task import SkyPilotConfig, task_config
@@ -23,7 +25,7 @@ STATES = {"PENDING": "queued", "SUBMITTED": "queued", "STARTING": "queued", "RUN
 ENDPOINT_VARIABLE = "SKYPILOT_API_SERVER_ENDPOINT"
 
 
-def _sky() -> object:
+def _sky() -> Any:  # the SDK is optional (the launch extra) and ships no type information
     try:
         import sky
     except ImportError:
@@ -37,7 +39,7 @@ def build_task(spec: JobSpec, config: SkyPilotConfig, secret_values: dict[str, s
     object only, never written into its YAML."""
     sky = _sky()
     try:
-        task = sky.Task.from_yaml_config(task_config(spec, config))  # type: ignore[attr-defined]
+        task = sky.Task.from_yaml_config(task_config(spec, config))
     except Exception as exc:  # SkyPilot's InvalidSkyPilotConfigError and friends
         raise BackendError(f"SkyPilot refused the job's task: {exc}") from None
     if secret_values:
@@ -90,14 +92,14 @@ class SkyPilotBackend:
         values = {name: self.env[name] for name in self.config.secrets if self.env.get(name)}
         task = build_task(spec, self.config, values)
         sky = _sky()
-        job_ids, _ = self._call(lambda: sky.jobs.launch(task, name=spec.name))  # type: ignore[attr-defined]
+        job_ids, _ = self._call(lambda: sky.jobs.launch(task, name=spec.name))
         if not job_ids:
             raise BackendError(f"SkyPilot accepted {spec.name} but returned no job id")
         return str(job_ids[0])
 
     def states(self, names: list[str]) -> dict[str, BackendJob]:
         sky = _sky()
-        records = self._call(lambda: sky.jobs.queue(refresh=False, skip_finished=False,  # type: ignore[attr-defined]
+        records = self._call(lambda: sky.jobs.queue(refresh=False, skip_finished=False,
                                                     all_users=True))
         wanted, found = set(names), {}
         for record in records or []:
@@ -109,13 +111,13 @@ class SkyPilotBackend:
     def cancel(self, job_ids: list[str]) -> None:
         if job_ids:
             sky = _sky()
-            self._call(lambda: sky.jobs.cancel(job_ids=[int(i) for i in job_ids]))  # type: ignore[attr-defined]
+            self._call(lambda: sky.jobs.cancel(job_ids=[int(i) for i in job_ids]))
 
     def logs(self, job_id: str) -> str:
         sky = _sky()
         buffer = io.StringIO()
         try:
-            sky.jobs.tail_logs(job_id=int(job_id), follow=False, output_stream=buffer)  # type: ignore[attr-defined]
+            sky.jobs.tail_logs(job_id=int(job_id), follow=False, output_stream=buffer)
         except Exception as exc:
             raise BackendError(f"could not read the logs of SkyPilot job {job_id} from {self.config.endpoint}: "
                                f"{type(exc).__name__}: {exc}") from None
@@ -127,11 +129,11 @@ class SkyPilotBackend:
                            f"logs/{phase}.log by its hash under {folder}/objects/ (read them with the bucket's "
                            "credentials; they hold the package's output, so never post them)")
 
-    def _call(self, request: object) -> object:
+    def _call(self, request: Callable[[], object]) -> Any:
         """Send one request and wait for its result; any SDK failure becomes a BackendError naming the server."""
         sky = _sky()
         try:
-            return sky.get(request())  # type: ignore[attr-defined,operator]
+            return sky.get(request())
         except BackendError:
             raise
         except Exception as exc:  # the SDK raises its own exceptions, requests' and plain ones

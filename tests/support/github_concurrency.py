@@ -30,7 +30,7 @@ def group_of(concurrency: object, event: dict) -> tuple[str | None, bool]:
     """A `concurrency:` value (a group string or a mapping) evaluated for one event: (group, cancel-in-progress)."""
     if concurrency is None:
         return None, False
-    spec = {"group": concurrency} if isinstance(concurrency, str) else dict(concurrency)  # type: ignore[arg-type]
+    spec = {"group": concurrency} if isinstance(concurrency, str) else dict(concurrency)
     context = {"github": {"event": event}}
     group = _EXPRESSION.sub(lambda m: str(evaluate(m.group(1), context)), str(spec["group"]))
     return group, bool(spec.get("cancel-in-progress", False))
