@@ -6,6 +6,7 @@ import os
 import tempfile
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -46,10 +47,10 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
         print(f"\n[slow] {report.nodeid} ({report.when}): {report.duration:.0f} s", flush=True)
 
 
-def arena_resources(client: object, owner: str = OWNER) -> tuple[list, list]:
+def arena_resources(client: Any, owner: str = OWNER) -> tuple[list, list]:
     """An owner's (default: this run's) arena containers and snapshot images still on the engine."""
     label = [f"{LABEL_MANAGED}=true", f"{LABEL_OWNER}={owner}"]
-    containers = client.containers.list(all=True, sparse=True, filters={"label": label})  # type: ignore[attr-defined]
+    containers = client.containers.list(all=True, sparse=True, filters={"label": label})
     snapshots = [image for image in labelled_images(client, label)
                  if (image.get("Labels") or {}).get(LABEL_KIND) == "snapshot"]
     return containers, snapshots

@@ -38,7 +38,7 @@ def test_damaged_entries_count_as_absent(tmp_path: Path, monkeypatch: pytest.Mon
     (tmp_path / "broken.json").write_text("{not json")
     assert load("broken") is None
     save("good", [], [{"check_id": "ARENA702"}])
-    assert load("good")[1] == [{"check_id": "ARENA702"}]  # type: ignore[index]
+    assert load("good")[1] == [{"check_id": "ARENA702"}]  # type: ignore[index]  # saved just above
 
 
 def test_recheck_of_an_unchanged_package_reuses_results(engine: object, tmp_path: Path) -> None:

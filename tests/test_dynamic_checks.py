@@ -52,7 +52,7 @@ def test_valid_package_passes_every_dynamic_check(sandbox: Sandbox, package_dir:
     for rule in RULES.values():  # every dynamic rule's passing example is this package, unchanged
         if rule.category is Category.DYNAMIC:
             rule.passing.apply(package_dir)
-    result = dynamic(sandbox, package_dir, probes=None, instances=2)  # type: ignore[arg-type]
+    result = dynamic(sandbox, package_dir, probes=None, instances=2)  # type: ignore[arg-type]  # None: every probe
     assert errors(result) == set(), [d.message for d in result.diagnostics]
     assert {t["check_id"] for t in result.trials} >= {"ARENA702", "ARENA703", "ARENA704", "ARENA705", "ARENA707"}
     assert all(t["outcome"] == "ok" for t in result.trials), result.trials

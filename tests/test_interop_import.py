@@ -9,6 +9,7 @@ import pytest
 
 from interop import ImportResult, InteropError, detect_format, import_task
 from taskpkg.loader import load_package
+from taskpkg.model import TaskPackage
 from validators.static import run_static_checks
 
 pytestmark = pytest.mark.usefixtures("pip_registry")  # pins resolve against an empty local index
@@ -39,10 +40,10 @@ def everything(result: ImportResult) -> str:
     return "\n".join([*result.report.mapped, *result.report.lost, *result.report.todo])
 
 
-def frontmatter(package: Path) -> dict:
+def frontmatter(package: Path) -> TaskPackage:
     loaded = load_package(package)
     assert loaded.package is not None, [d.to_dict() for d in loaded.diagnostics]
-    return loaded.package  # type: ignore[return-value]
+    return loaded.package
 
 
 @pytest.mark.parametrize("name", sorted(COMPLIANT))

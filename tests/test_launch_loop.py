@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -154,9 +155,9 @@ def test_a_pr_is_trained_scored_published_and_shown(engine: object, world: World
     print("timings:", {k: round(v) for k, v in timings.items()})
 
 
-def _wait(done: object, timeout_s: float, backend: LocalBackend | None, spec: JobSpec) -> None:
+def _wait(done: Callable[[], bool], timeout_s: float, backend: LocalBackend | None, spec: JobSpec) -> None:
     deadline = time.monotonic() + timeout_s
-    while not done():  # type: ignore[operator]
+    while not done():
         if backend is not None:
             job = backend.states([spec.name]).get(spec.name)
             assert job is not None and not job.finished, backend.logs(spec.name)[-4000:]

@@ -11,6 +11,7 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -166,7 +167,7 @@ def test_loopback_works_and_is_the_only_interface(sandbox: Sandbox, package: Tas
     assert outputs(agent)[0].strip() == "127.0.0.1 ['lo']"
 
 
-def test_initial_state_is_shared_without_the_agents_files(engine: object, sandbox: Sandbox,
+def test_initial_state_is_shared_without_the_agents_files(engine: Any, sandbox: Sandbox,
                                                         package: TaskPackage) -> None:
     shared: list[InitialState] = []
     first = sandbox.run_episode(package, 7, oracle_agent(package), share_initial=shared.append)
@@ -185,7 +186,7 @@ def test_initial_state_is_shared_without_the_agents_files(engine: object, sandbo
     assert int(count) == first.prompt_values["count"] and looked.prompt_values == first.prompt_values
     assert owner == "1000"
     deadline = time.monotonic() + 30
-    while state.image in engine.api.images(all=True, quiet=True):  # type: ignore[attr-defined]
+    while state.image in engine.api.images(all=True, quiet=True):
         assert time.monotonic() < deadline, "a released initial state was not removed"
         time.sleep(0.2)
 
@@ -209,7 +210,7 @@ def test_verifier_gets_its_data_whole_and_cannot_forge_the_loaders_report(sandbo
 
 def test_storage_and_pids_limits_hold_and_verification_still_runs(sandbox: Sandbox, package: TaskPackage) -> None:
     result = sandbox.run_episode(package, 7, exhaust_resources())
-    storage, fill, pids = result.transcript.entries[0].result["stdout"].splitlines()  # type: ignore[index]
+    storage, fill, pids = result.transcript.entries[0].result["stdout"].splitlines()  # type: ignore[index]  # a shell step has a result
     assert storage == f"STORAGE refused at {package.limits.storage_mb * 2**20} [Errno 27] File too large"
     assert fill == f"FILL {min(KEPT_FILL_MIB, package.limits.storage_mb // 2) * 2**20}"
     assert pids.startswith("PIDS refused after ") and 0 < int(pids.split()[3]) < package.limits.pids

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from sandbox.episode import Sandbox
 from scoring.evaluation import (
     BASE_ERROR,
     PROFILES,
@@ -98,7 +99,7 @@ def test_an_errored_episode_is_played_again_with_the_same_seed_up_to_the_retries
 
 
 @pytest.mark.slow
-def test_a_verifier_that_keeps_crashing_is_played_again_then_scored_0(sandbox: object, tmp_path: Path) -> None:
+def test_a_verifier_that_keeps_crashing_is_played_again_then_scored_0(sandbox: Sandbox, tmp_path: Path) -> None:
     """A real sandbox: the model writes nothing and the package's verifier crashes on a missing answer. The episode
     is played 1 + RETRIES times with the same seed, logged once, and the trained arm scores it 0."""
     manifest = make_suite(tmp_path / "suite", domains=("finance",), instances=(0,))
@@ -109,7 +110,7 @@ def test_a_verifier_that_keeps_crashing_is_played_again_then_scored_0(sandbox: o
     items = selected_items(suite, TINY)
     log = EpisodeLog(tmp_path / "episodes.jsonl")
     backend = ReplayBackend(["done"] * 8)
-    outcomes = play_arm(sandbox, suite, items, "trained", backend, TINY, log)  # type: ignore[arg-type]
+    outcomes = play_arm(sandbox, suite, items, "trained", backend, TINY, log)
     (outcome,) = outcomes.values()
     assert outcome.reward is None and outcome.outcome == "verifier_error" and outcome.attempts == 1 + RETRIES
     assert len(backend.seen) == 1 + RETRIES, "each attempt played the episode again"
@@ -133,8 +134,8 @@ def test_breaking_the_verifier_on_its_failures_gains_a_model_nothing() -> None:
     breaking = {key: o if o.reward else Outcome("trained", o.item, o.sample, None, "verifier_error", "crash", 3)
                 for key, o in failing.items()}
     info = run_info(items=len(items), samples_per_item=2)
-    fails, _ = build_run(paired_items(items, 2, base, failing), info)  # type: ignore[arg-type]
-    breaks, _ = build_run(paired_items(items, 2, base, breaking), info)  # type: ignore[arg-type]
+    fails, _ = build_run(paired_items(items, 2, base, failing), info)  # type: ignore[arg-type]  # Item: the fields it reads
+    breaks, _ = build_run(paired_items(items, 2, base, breaking), info)  # type: ignore[arg-type]  # Item: the fields it reads
     assert breaks["macro"]["delta"] <= fails["macro"]["delta"] and breaks["complete"] and fails["complete"]
     assert breaks["macro"] == fails["macro"] and breaks["domains"] == fails["domains"]
     survivors = [i for i in items if solved[i.id]]  # what excluding the crashed items from both arms left
@@ -169,8 +170,8 @@ def test_scoring_writes_a_record_whose_numbers_follow_from_the_episodes(engine: 
         ids = [i for i, item in items.items() if item.domain == domain.domain and base[i].reward is not None
                and trained[i].reward is not None]
         assert domain.items == len(ids)
-        assert domain.base == pytest.approx(sum(base[i].reward for i in ids) / len(ids))  # type: ignore[misc]
-        assert domain.trained == pytest.approx(sum(trained[i].reward for i in ids) / len(ids))  # type: ignore[misc]
+        assert domain.base == pytest.approx(sum(base[i].reward for i in ids) / len(ids))  # type: ignore[misc]  # ids: rewards set
+        assert domain.trained == pytest.approx(sum(trained[i].reward for i in ids) / len(ids))  # type: ignore[misc]  # ids: rewards set
         assert domain.delta == pytest.approx(domain.trained - domain.base)
     assert record.macro_delta == pytest.approx(sum(d.delta for d in record.domains) / len(record.domains))
     assert record.raw["training"]["steps"] == 2 and record.raw["training"]["reward_curve"] == [[1, 0.25], [2, 0.5]]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,11 +37,11 @@ def template() -> tuple[ResultRecord, ItemScores]:
 
 
 def entry(template: tuple[ResultRecord, ItemScores], environment: str, p: float, delta: float = 0.05,
-          when: str = "2026-12-01T00:00:00Z", **changes: object) -> ResultRecord:
+          when: str = "2026-12-01T00:00:00Z", **changes: Any) -> ResultRecord:
     """The template's record under another name with a given p-value (and the template's items)."""
     record = template[0]
     return replace(record, run_id=hex_id(environment + when), environment=environment, p_value=p,
-                   macro_delta=delta, evaluated_at=when, **changes)  # type: ignore[arg-type]
+                   macro_delta=delta, evaluated_at=when, **changes)
 
 
 def with_items(records: list[ResultRecord], scores: ItemScores) -> dict[str, ItemScores]:

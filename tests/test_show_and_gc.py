@@ -10,6 +10,7 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -55,8 +56,10 @@ def test_show_explains_an_unprinted_placeholder(engine: object, package_dir: Pat
     assert "it printed: count" in shown.stderr
 
 
-def test_gc_is_limited_to_one_package_and_lists_first(engine: object, tmp_path: Path) -> None:
-    limits = load_package(make_valid_package(tmp_path / "environments")).package.limits  # type: ignore[union-attr]
+def test_gc_is_limited_to_one_package_and_lists_first(engine: Any, tmp_path: Path) -> None:
+    package = load_package(make_valid_package(tmp_path / "environments")).package
+    assert package is not None
+    limits = package.limits
     names = [f"gc-test-{uuid.uuid4().hex[:8]}" for _ in range(2)]
     tracker = Tracker(engine)
     mine = {name: start_container(tracker, "debian:bookworm-slim", limits, "agent", new_session_id(), name).id
@@ -65,10 +68,10 @@ def test_gc_is_limited_to_one_package_and_lists_first(engine: object, tmp_path: 
         listed = arena("gc", "--package", names[0], "--dry-run")
         assert listed.returncode == 0 and f"container {mine[names[0]][:12]} (agent, {names[0]})" in listed.stdout
         assert mine[names[1]][:12] not in listed.stdout and "nothing removed" in listed.stdout
-        assert {c.id for c in engine.containers.list(all=True, sparse=True)} >= set(mine.values())  # type: ignore[attr-defined]
+        assert {c.id for c in engine.containers.list(all=True, sparse=True)} >= set(mine.values())
         removed = arena("gc", "--package", names[0])
         assert removed.returncode == 0 and "removed 1 container(s)" in removed.stdout
-        left = {c.id for c in engine.containers.list(all=True, sparse=True)}  # type: ignore[attr-defined]
+        left = {c.id for c in engine.containers.list(all=True, sparse=True)}
         assert mine[names[0]] not in left and mine[names[1]] in left
     finally:
         tracker.remove_all()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -42,7 +43,7 @@ def paired_items(seed: int, per_domain: int = 24, clusters: int = 6, k: int = 4,
 
 
 def run_info(environment: str = "ledger-reconciliation", items: int = 192, resamples: int = 400,
-             **changes: object) -> RunInfo:
+             **changes: Any) -> RunInfo:
     """A plausible run's metadata; any field can be changed."""
     info = RunInfo(
         environment=environment, commit="a" * 40, base_model="Qwen/Qwen3-8B", base_revision="b" * 40,
@@ -52,4 +53,4 @@ def run_info(environment: str = "ledger-reconciliation", items: int = 192, resam
         training=TrainingSummary(digest(f"manifest {environment}"), "grpo-lora", digest("recipe"), 200, 1.5, 5400.0,
                                  "1x H100", ((0, 0.2), (100, 0.5), (200, 0.7))),
         settings=Settings(resamples=resamples, seed=7))
-    return replace(info, **changes)  # type: ignore[arg-type]
+    return replace(info, **changes)

@@ -8,6 +8,7 @@ import yaml
 
 from scoring.contamination import InstanceText, instance_text
 from taskpkg.domains import DOMAINS
+from taskpkg.model import TaskPackage
 from tests.support.packages import edit, make_valid_package
 
 CANARY = "test-suite-canary:7d1c6a52-3b0e-4f7e-9d85-2f4a1e9b6c30"
@@ -63,7 +64,7 @@ def make_suite(root: Path, domains: tuple[str, ...] = DOMAINS, instances: tuple[
     return manifest
 
 
-def generate_here(package: object, instance: int) -> tuple[dict, dict[str, bytes]]:
+def generate_here(package: TaskPackage, instance: int) -> tuple[dict, dict[str, bytes]]:
     """An InstanceMaker that runs a (trusted, test-made) package's generator on this machine, in a scratch folder."""
     import json
     import os
@@ -73,7 +74,7 @@ def generate_here(package: object, instance: int) -> tuple[dict, dict[str, bytes
 
     with tempfile.TemporaryDirectory() as scratch:
         workspace = Path(scratch)
-        generator = package.root / package.generator  # type: ignore[attr-defined]
+        generator = package.root / package.generator
         done = subprocess.run([sys.executable, "-I", str(generator)], cwd=workspace, capture_output=True, text=True,
                               env={**os.environ, "ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": str(workspace)},
                               check=True, timeout=60)
@@ -81,7 +82,7 @@ def generate_here(package: object, instance: int) -> tuple[dict, dict[str, bytes
         return json.loads(done.stdout), files
 
 
-def instance_here(package: object, instance: int) -> InstanceText:
+def instance_here(package: TaskPackage, instance: int) -> InstanceText:
     """An InstanceMaker (the gate's): `generate_here`'s output as the gate reads it."""
     values, files = generate_here(package, instance)
-    return instance_text(package, values, files)  # type: ignore[arg-type]
+    return instance_text(package, values, files)
