@@ -80,7 +80,7 @@ class JobRecord:
             raise RecordError(f"state: {state!r} is not one of {', '.join(STATES)}")
         return replace(self, state=state, updated_at=now_iso(), **changes)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"job_version": JOB_VERSION, **asdict(self)}
 
     def to_text(self) -> str:

@@ -26,6 +26,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
@@ -190,7 +191,8 @@ def load_suite(manifest: Path, check_balance: bool = True) -> Suite:
     return suite
 
 
-def _package(manifest: Path, root: Path, entry: dict, line: int, packages: dict[str, TaskPackage]) -> TaskPackage:
+def _package(manifest: Path, root: Path, entry: dict[str, Any], line: int,
+             packages: dict[str, TaskPackage]) -> TaskPackage:
     folder = resolve_inside(root, entry["package"])
     if folder is None:
         raise SuiteError(manifest, line, f"package path {entry['package']!r} leaves the suite's folder",

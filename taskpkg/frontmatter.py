@@ -10,6 +10,7 @@ diagnostic and whose `line`, `message` and `fix` are there for messages of their
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from taskpkg import strict_yaml
 from taskpkg.rules.model import RuleViolation
@@ -44,7 +45,7 @@ class Frontmatter:
     body_first_line: int
 
     @property
-    def data(self) -> dict:
+    def data(self) -> dict[str, Any]:
         """The frontmatter mapping."""
         assert isinstance(self.document.data, dict)
         return self.document.data

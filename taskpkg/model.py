@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from taskpkg.body import Section, placeholders, render, split_sections
 
@@ -100,7 +101,7 @@ class TaskPackage:
     body_first_line: int = 1  # the line of task.md the body starts on
 
     @classmethod
-    def from_frontmatter(cls, root: Path, data: dict, body: str, body_first_line: int = 1) -> TaskPackage:
+    def from_frontmatter(cls, root: Path, data: dict[str, Any], body: str, body_first_line: int = 1) -> TaskPackage:
         """Build from schema-valid frontmatter; defaults roles/scenes to one agent scene over the whole body."""
         roles = tuple(Role(r["name"], r["kind"], r.get("description", "")) for r in data.get("roles", ()))
         scenes = tuple(Scene(s["name"], s["role"], s["section"], s.get("max_turns")) for s in data.get("scenes", ()))

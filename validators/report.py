@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from functools import cache
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
+from typing import Any
 
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.rules import RULES, Category, category_of
@@ -29,7 +30,7 @@ class PackageReport:
     diagnostics: list[Diagnostic]
     checks_run: list[str]
     duration_ms: float
-    trials: list[dict] = field(default_factory=list)
+    trials: list[dict[str, Any]] = field(default_factory=list)
     dynamic_cached_at: str | None = None
     digest: str | None = None  # "sha256:<tree digest>" of the files checked: training refuses any other
 
@@ -42,7 +43,7 @@ class PackageReport:
         """How many diagnostics of a severity."""
         return sum(d.severity is severity for d in self.diagnostics)
 
-    def check_outcomes(self) -> list[dict]:
+    def check_outcomes(self) -> list[dict[str, Any]]:
         """Every catalogue check the run reached, with its outcome; the rest as skipped."""
         worst: dict[str, Severity] = {}
         order = list(Severity)
@@ -55,7 +56,7 @@ class PackageReport:
             outcomes.append({"check_id": check_id, "title": RULES[check_id].title, "status": status})
         return outcomes
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         return {
             "path": self.path,
@@ -95,7 +96,7 @@ class Report:
         errors = [d for p in self.packages for d in p.diagnostics if d.severity is Severity.ERROR]
         return bool(errors) and all(category_of(d.check_id) is Category.INFRASTRUCTURE for d in errors)
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The versioned JSON form, described by validators/schema/report-v1.schema.json."""
         return {
             "report_version": REPORT_VERSION,
@@ -127,6 +128,8 @@ def arena_version() -> str:
 
 
 @cache
-def report_schema() -> dict:
+def report_schema() -> dict[str, Any]:
     """The JSON Schema of the report."""
-    return json.loads(resources.files("validators").joinpath(REPORT_SCHEMA_RESOURCE).read_text(encoding="utf-8"))
+    schema: dict[str, Any] = json.loads(
+        resources.files("validators").joinpath(REPORT_SCHEMA_RESOURCE).read_text(encoding="utf-8"))
+    return schema
