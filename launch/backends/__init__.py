@@ -14,8 +14,6 @@ from typing import Protocol
 
 from launch.spec import JobSpec
 
-BACKEND_STATES = ("queued", "running", "recovering", "succeeded", "failed", "cancelled")
-
 
 class BackendError(RuntimeError):
     """The backend cannot be reached or refused; the message says what to check."""

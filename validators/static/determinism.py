@@ -37,7 +37,6 @@ CALLS_BY_MODULE = {  # what scan looks for, by the module a name comes from (for
     "random": SHARED_RNG | {"SystemRandom"}, "numpy": NUMPY_SHARED, "os": {"urandom", "getrandom"},
     "time": {n for m, n in CLOCK if m == "time"}, "datetime": {n for m, n in CLOCK if m != "time"}, "uuid": UUIDS,
 }
-SEEDABLE_CALL = r"(?:Random|default_rng|RandomState|Generator)\s*\(\s*(?:None\s*)?\)"  # only without a seed
 # Each pattern starts with a literal, so the regex engine skips ahead to it; what must precede is checked in Python.
 _IMPORT = re.compile(r"import[ \t]+([^\n#;]+)")
 _FROM = re.compile(r"from[ \t]+([\w.]+)[ \t]+import[ \t]+(\([^)]*\)|[^\n#;]+)")
