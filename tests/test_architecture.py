@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import importlib
+import re
 import shutil
 import subprocess
 import sys
@@ -66,3 +68,38 @@ def test_ruff_is_clean() -> None:
     ruff = shutil.which("ruff", path=str(Path(sys.executable).parent)) or "ruff"
     done = subprocess.run([ruff, "check", "."], cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def flow_names() -> set[str]:
+    """The dotted names docs/ARCHITECTURE.md's four flows give: `package.module[.attribute...]`."""
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## The four main flows", 1)[1].split("\n## ", 1)[0]
+    pattern = rf"(?<![\w/.-])(?:{'|'.join(ALLOWED)})(?:\.[A-Za-z_]\w*)+"
+    return set(re.findall(pattern, section))
+
+
+def test_architecture_draws_four_flows() -> None:
+    text = (ROOT / "docs" / "ARCHITECTURE.md").read_text(encoding="utf-8")
+    section = text.split("## The four main flows", 1)[1].split("\n## ", 1)[0]
+    assert len(re.findall(r"^### \d\. ", section, re.MULTILINE)) == 4
+
+
+def test_every_module_the_flows_name_exists() -> None:
+    names = flow_names()
+    assert len(names) > 60, sorted(names)
+    missing = []
+    for name in sorted(names):
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):  # the longest importable prefix, then attributes
+            try:
+                found: object = importlib.import_module(".".join(parts[:cut]))
+            except ModuleNotFoundError:
+                continue
+            for attribute in parts[cut:]:
+                found = getattr(found, attribute, None)
+            if found is None:
+                missing.append(name)
+            break
+        else:
+            missing.append(name)
+    assert not missing, f"docs/ARCHITECTURE.md's flows name what does not exist: {missing}"
