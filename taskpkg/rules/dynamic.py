@@ -195,8 +195,8 @@ ARENA711 = Rule(
     advice="Keep answers and hidden code out of every file the agent can read: write only the task's inputs, only "
            "into the workspace, and delete or never write anything else.",
     messages={
-        "answer": Message("copying what the agent can read ({copied}) scored {reward} on instance {instance} (floor "
-                          "{floor})",
+        "answer": Message("copying what the agent can read ({copied}) scored {reward} (floor {floor}); the trials "
+                          "say on which instances",
                           "Do not leave the answer, or what it is computed from, readable outside the prompt's "
                           "files: the generator must write only the task's inputs, and the image no answers."),
         "copy": Message("{path} ({where}) is a near-copy of {source}: {share:.0%} of its {tokens}-token shingles, "

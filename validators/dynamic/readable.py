@@ -128,10 +128,10 @@ for path in files("/"):
     if b"\0" in data[:4096] or len(data) < 32:
         continue
     text = data.decode("utf-8", "replace")
-    lines = {" ".join(TOKEN.findall(line)) for line in text.splitlines()}
+    lines = {"".join(line.split()): line.strip() for line in text.splitlines()}
     hits = {}
-    for line in lines:
-        for index in owners.get(line, ()):
+    for key, line in lines.items():
+        for index in owners.get(key, ()):
             hits.setdefault(index, []).append(line)
     for index, matched in hits.items():
         source = spec["hidden"][index]
@@ -188,7 +188,7 @@ def fingerprints(package: TaskPackage) -> list[dict]:
             text = data.decode("utf-8", "replace")[:MAX_SOURCE_CHARS]
             tokens = tokens_of(text)
             shingles = {" ".join(tokens[i:i + SHINGLE_TOKENS]) for i in range(len(tokens) - SHINGLE_TOKENS + 1)}
-            lines = {" ".join(tokens_of(line)) for line in text.splitlines()}
+            lines = {"".join(line.split()) for line in text.splitlines()}  # spacing ignored, cheap to compare
             if len(shingles) >= MIN_SHINGLES:
                 found.append({"path": name, "sha256": hashlib.sha256(data).hexdigest(), "shingles": sorted(shingles),
                               "lines": sorted(line for line in lines if len(line) >= MIN_LINE_CHARS)})
@@ -225,8 +225,7 @@ def judge_reading(package: TaskPackage, result: EpisodeResult, floor: float) -> 
                    else "environment/Dockerfile")
         file = package.generator if made_by.startswith("instance") else made_by
         copied = "; ".join(f"{t['path']} → {output}" for output, t in sorted(tried.items()))
-        found.append(ARENA711.found(file, case="answer", copied=copied, reward=result.reward, floor=floor,
-                                    instance=result.instance))
+        found.append(ARENA711.found(file, case="answer", copied=copied, reward=result.reward, floor=floor))
     for copy in report.get("copies") or []:
         where = "made at instance time" if copy.get("instance_time") else "in the image"
         found.append(ARENA711.found(copy["source"], case="copy", path=copy["path"], source=copy["source"],
