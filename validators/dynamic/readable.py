@@ -221,9 +221,8 @@ def judge_reading(package: TaskPackage, result: EpisodeResult, floor: float) -> 
     found = []
     tried = report.get("tried") or {}
     if tried and result.reward is not None and result.reward > floor:
-        made_by = ("instance/generate.py" if any(t.get("instance_time") for t in tried.values())
-                   else "environment/Dockerfile")
-        file = package.generator if made_by.startswith("instance") else made_by
+        at_instance_time = any(t.get("instance_time") for t in tried.values())
+        file = package.generator if at_instance_time else "environment/Dockerfile"
         copied = "; ".join(f"{t['path']} → {output}" for output, t in sorted(tried.items()))
         found.append(ARENA711.found(file, case="answer", copied=copied, reward=result.reward, floor=floor))
     for copy in report.get("copies") or []:
