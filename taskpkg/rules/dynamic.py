@@ -225,6 +225,9 @@ ARENA712 = Rule(
                             "Keep it out of the agent's reach: in the Dockerfile, do not chown or chmod it for the "
                             "agent; in verifier.py, import and run only what lives in the verifier's own folder or "
                             "the image."),
+        "workspace": Message("the verifier's {kind} {path} is in the agent's workspace{proof}",
+                             "Read workspace files as data only: never run or import them; put what the verifier "
+                             "runs in its own data (verifier.data)."),
         "planted": Message("the verifier ran {what}, which the agent planted at {where}",
                            "Never execute or import files from the workspace; read them as data."),
     },

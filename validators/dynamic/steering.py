@@ -179,7 +179,8 @@ def judge_steering(result: EpisodeResult) -> list[Diagnostic]:
         planted = ", ".join(sorted(ran[where] for where in hits))
         proof = f"; the probe planted {planted} there and it ran inside the verifier" if hits else ""
         file = "environment/Dockerfile" if item.get("by") == "image" else "verifier.py"
-        found.append(ARENA712.found(file, case="writable", kind=item.get("kind", "path"), path=path, proof=proof))
+        case = "workspace" if path == WORKSPACE or path.startswith(WORKSPACE + "/") else "writable"
+        found.append(ARENA712.found(file, case=case, kind=item.get("kind", "path"), path=path, proof=proof))
     for where, what in sorted(ran.items()):
         if where not in explained:
             found.append(ARENA712.found("verifier.py", case="planted", what=what, where=where))

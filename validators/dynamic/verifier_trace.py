@@ -145,8 +145,9 @@ class Trace:
             for entry in search.split(":"):
                 if entry and entry not in self.program_path:
                     self.program_path.append(entry)
-        self.runs.append(("program", self.find(argv[0], search or os.environ.get("PATH", ""))))
         base = cwd.decode() if isinstance(cwd, bytes) else (cwd or os.getcwd())
+        program = argv[0] if argv[0].startswith("/") or "/" not in argv[0] else os.path.join(str(base), argv[0])
+        self.runs.append(("program", self.find(program, search or os.environ.get("PATH", ""))))
         for argument in argv[1:]:
             path = os.path.join(str(base), argument)
             if argument.endswith(CODE_SUFFIXES) and os.path.isfile(path):
