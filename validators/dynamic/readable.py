@@ -1,7 +1,8 @@
 """The readable-answers check (ARENA711): nothing the agent can read outside the prompt's files gives the answer away.
 
 On each sampled instance the probe, as the agent user, first runs the oracle to learn which files make the answer
-(their names, and for JSON and CSV their keys and header), then puts the workspace back as it was. It then reads every
+(every file it changed, anywhere the agent may write: their names, and for JSON and CSV their keys and header), then
+puts every one of them back as it was. It then reads every
 file it can outside /proc, /sys, /dev and its own files:
 
 - answer candidates: a file of the same name as one of the oracle's, JSON with (at least) the same keys, or CSV with
@@ -38,7 +39,7 @@ _NAMED = re.compile(r"(?:/[\w.-]+)*/?[\w.-]+\.(?:json|csv|txt|md|ya?ml|xml|log|t
 _READ = r'''import hashlib, json, os, re, shutil, stat, subprocess, time
 spec = json.load(open("/arena/read/spec.json"))
 started = time.time()
-WORKSPACE, BACKUP = spec["workspace"], "/tmp/.arena-read-backup"
+WORKSPACE, BACKUP = spec["workspace"], "/tmp/.arena-read-backup"  # the oracle runs in WORKSPACE
 TOKEN = re.compile(r"\w+|[^\w\s]")
 SKIP = ("/proc", "/sys", "/dev", "/arena/read", "/arena/oracle", BACKUP)
 
@@ -50,12 +51,21 @@ def files(root):
             yield os.path.join(parent, name)
 
 
-def digest(path):
-    try:
-        with open(path, "rb") as handle:
-            return hashlib.sha256(handle.read()).hexdigest()
-    except OSError:
-        return None
+def changeable():
+    """Size and time of every file the agent may change: one it may write, or in a folder it may write."""
+    found = {}
+    for parent, folders, names in os.walk("/"):
+        folders[:] = [f for f in folders if os.path.join(parent, f) not in SKIP]
+        open_folder = os.access(parent, os.W_OK)
+        for name in names:
+            path = os.path.join(parent, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and (open_folder or os.access(path, os.W_OK)):
+                found[path] = (info.st_size, info.st_mtime_ns)
+    return found
 
 
 def shape(path):
@@ -75,16 +85,24 @@ def shape(path):
     return found
 
 
-before = {p: digest(p) for p in files(WORKSPACE)}
-shutil.copytree(WORKSPACE, BACKUP, symlinks=True)
+before = changeable()
+os.makedirs(BACKUP)
+saved = {}
+for index, path in enumerate(sorted(before)):
+    try:
+        shutil.copy2(path, os.path.join(BACKUP, str(index)))
+        saved[path] = os.path.join(BACKUP, str(index))
+    except OSError:
+        pass
 subprocess.run(spec["oracle"], shell=True, cwd=WORKSPACE, timeout=spec["timeout"], capture_output=True)
-outputs = [shape(p) for p in sorted(files(WORKSPACE)) if before.get(p) != digest(p)]
-for name in os.listdir(WORKSPACE):
-    path = os.path.join(WORKSPACE, name)
-    shutil.rmtree(path) if os.path.isdir(path) and not os.path.islink(path) else os.unlink(path)
-for name in os.listdir(BACKUP):
-    os.rename(os.path.join(BACKUP, name), os.path.join(WORKSPACE, name))
-os.rmdir(BACKUP)
+after = changeable()
+changed = sorted(p for p, seen in after.items() if before.get(p) != seen and "/__pycache__/" not in p)
+outputs = [shape(p) for p in changed]
+for path in set(after) - set(before):
+    os.unlink(path)
+for path in (set(changed) | (set(before) - set(after))) & set(saved):
+    shutil.copy2(saved[path], path)
+shutil.rmtree(BACKUP)
 
 owners = {}
 for index, source in enumerate(spec["hidden"]):
