@@ -185,13 +185,13 @@ ARENA710 = Rule(
 
 ARENA711 = Rule(
     "ARENA711", DYNAMIC, E, "agent can read the answer or a copy of hidden files",
-    doc="On each sampled instance the `read-answers` probe, as the agent user, learns the oracle's answer files "
-        "(names, JSON keys, CSV header), puts the workspace back, then reads every file it can outside the ones "
-        "the prompt names (hidden files, `/tmp`, `/var`, `/opt`, `/root`, `/srv`, home folders, everything from the "
-        "image). The best answer-like file per answer is copied into place and verified: it must score no more than "
-        "doing nothing. Text that is a near-copy of the verifier, oracle, generator or verifier data (half of its "
-        "8-token shingles or more, spacing ignored) is reported with the match; an exact copy in the image is "
-        "ARENA706's.",
+    doc="On each sampled instance the `read-answers` probe, as the agent user, runs the oracle to learn its answer "
+        "files (every file it changed: names, JSON keys, CSV header), puts them back, then reads every file it can "
+        "outside the task's own (the paths the prompt names, and visible files beside them): hidden files, `/tmp`, "
+        "`/var`, `/opt`, `/root`, `/srv`, home folders, everything from the image. The best answer-like file per "
+        "answer is copied into place and verified: it must score no more than doing nothing. Text that is a "
+        "near-copy of the verifier, oracle, generator or verifier data (half of its 8-token shingles or more, "
+        "spacing ignored) is reported with the match; an exact copy in the image is ARENA706's.",
     advice="Keep answers and hidden code out of every file the agent can read: write only the task's inputs, only "
            "into the workspace, and delete or never write anything else.",
     messages={

@@ -6,8 +6,9 @@ puts every one of them back as it was. It then reads every
 file it can outside /proc, /sys, /dev and its own files:
 
 - answer candidates: a file of the same name as one of the oracle's, JSON with (at least) the same keys, or CSV with
-  the same header, that the prompt does not name. The best one per answer file is copied into place, and the frozen
-  state is verified: it must score no more than doing nothing.
+  the same header, that is not the task's own (a path the prompt names, or a visible file in a folder holding one:
+  the inputs the agent is given; hidden files there are candidates). The best one per answer file is copied into
+  place, and the frozen state is verified: it must score no more than doing nothing.
 - near-copies of the hidden sources (verifier, oracle, generator, verifier data): text whose lines and 8-token
   shingles match one (half of its shingles or more). An exact copy in the image is ARENA706's, and is left to it.
 """
@@ -110,6 +111,19 @@ for index, source in enumerate(spec["hidden"]):
         owners.setdefault(line, set()).add(index)
 shingles = [set(source["shingles"]) for source in spec["hidden"]]
 named = set(spec["named"]) | {o["path"] for o in outputs}
+inputs = sorted({os.path.dirname(p) for p in named} - {"/"})
+
+
+def given(path):
+    """Whether a file is the task's own: a path the prompt names, or a visible file in a folder holding one."""
+    if path in named:
+        return True
+    for folder in inputs:
+        if path.startswith(folder + "/"):
+            return not any(part.startswith(".") for part in path[len(folder) + 1:].split("/"))
+    return False
+
+
 candidates, copies = {}, []
 for path in files("/"):
     try:
@@ -124,7 +138,7 @@ for path in files("/"):
     except OSError:
         continue  # not readable by the agent
     instance_time = info.st_mtime > spec["since"]
-    if path not in named:
+    if not given(path):
         for output in outputs:
             rank = None
             if os.path.basename(path) == output["name"]:
