@@ -5,7 +5,9 @@ real engine; every package the repository holds passes both probes."""
 from __future__ import annotations
 
 import ast
+import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +19,7 @@ from tests.support.packages import make_valid_package
 from validators.dynamic import READ_PROBE, STEER_PROBE, run_dynamic_checks
 from validators.dynamic.readable import fingerprints, named_paths
 from validators.dynamic.steering import names_used
+from validators.dynamic.verifier_trace import AGENT_UID, agent_can_change
 from validators.static import run_static_checks
 from validators.static.verifier_workspace import check_workspace_code
 
@@ -106,3 +109,32 @@ def test_reading_probe_fingerprints_hidden_files_only(tmp_path: Path) -> None:
     printed = {f["path"] for f in fingerprints(package)}
     assert printed == {"verifier.py", "instance/generate.py", "oracle/solve.py", "oracle/solve.sh"}
     assert named_paths(package) == ["/workspace/answer.txt", "/workspace/numbers.txt"]
+
+
+@pytest.mark.skipif(os.getuid() == AGENT_UID, reason="the agent user's own files are writable to it by owner")
+def test_traced_run_judges_writability_by_the_agent_users_permissions(tmp_path: Path) -> None:
+    hidden = tmp_path / "closed-to-others"
+    hidden.mkdir()
+    hidden.chmod(0o700)
+    assert not agent_can_change(str(hidden / "x"))  # a folder it cannot search hides everything below
+    root = Path(tempfile.mkdtemp(dir="/tmp"))  # /tmp can be searched by anyone, unlike pytest's own folder
+    try:
+        _judged_by_mode_bits(root)
+    finally:
+        shutil.rmtree(root)
+
+
+def _judged_by_mode_bits(root: Path) -> None:
+    root.chmod(0o755)
+    shared, closed = root / "shared", root / "closed"
+    shared.mkdir()
+    closed.mkdir()
+    shared.chmod(0o777)
+    closed.chmod(0o755)
+    (closed / "module.py").write_text("X = 1\n")
+    (closed / "module.py").chmod(0o644)
+    assert agent_can_change(str(shared)) and agent_can_change(str(shared / "missing" / "deeper"))
+    assert not agent_can_change(str(closed)) and not agent_can_change(str(closed / "module.py"))
+    assert not agent_can_change(str(closed / "missing.py"))
+    (closed / "module.py").chmod(0o666)
+    assert agent_can_change(str(closed / "module.py"))  # a file anyone may write
