@@ -66,22 +66,26 @@ class Sandbox:
 
     def open_episode(self, package: TaskPackage, instance: int, agent_name: str, *,
                      provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
-                     share_initial: Callable[[InitialState], None] | None = None) -> EpisodeSession:
+                     share_initial: Callable[[InitialState], None] | None = None,
+                     verifier_command: list[str] | None = None) -> EpisodeSession:
         """A step-wise episode (not started yet): call start(), then step() per action, then finish().
 
         `start_from` skips the generator: the agent container starts from that committed instance (the fast path
         for rollouts). `share_initial` is called with this episode's instance committed right after setup (before
         the agent's files arrive), for other episodes to start from; the callee owns it and must release() it.
+        `verifier_command` replaces `python3 -I verifier.py` (validation's traced run; never for scores).
         """
         return EpisodeSession(self, package, instance, agent_name, provision=provision, start_from=start_from,
-                              share_initial=share_initial)
+                              share_initial=share_initial, verifier_command=verifier_command)
 
     def run_episode(self, package: TaskPackage, instance: int, agent: Agent, *,
                     start_from: InitialState | None = None,
-                    share_initial: Callable[[InitialState], None] | None = None) -> EpisodeResult:
+                    share_initial: Callable[[InitialState], None] | None = None,
+                    verifier_command: list[str] | None = None) -> EpisodeResult:
         """One full episode of a pull-style `agent` (agent.act(observation) -> action), driven over a session."""
         with self.open_episode(package, instance, agent.name, provision=agent.provision(package),
-                               start_from=start_from, share_initial=share_initial) as session:
+                               start_from=start_from, share_initial=share_initial,
+                               verifier_command=verifier_command) as session:
             observation = session.start()
             while observation is not None and not session.done:
                 try:

@@ -50,8 +50,10 @@ class EpisodeSession:
 
     def __init__(self, sandbox: Sandbox, package: TaskPackage, instance: int, agent_name: str, *,
                  provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
-                 share_initial: Callable[[InitialState], None] | None = None) -> None:
+                 share_initial: Callable[[InitialState], None] | None = None,
+                 verifier_command: list[str] | None = None) -> None:
         self.sandbox = sandbox
+        self._verifier_command = verifier_command  # validation's traced verifier run (sandbox.verification)
         self.package = package
         self.result = EpisodeResult(package.name, instance, agent_name, outcome="scored")
         self._provision = provision or {}
@@ -308,7 +310,8 @@ class EpisodeSession:
 
     def _verify(self, snapshot: str) -> None:
         """Score the snapshot in a fresh container (sandbox.verification)."""
-        verify_into(self.result, self.sandbox.tracker, self.sandbox.session, snapshot, self.package, self._made)
+        verify_into(self.result, self.sandbox.tracker, self.sandbox.session, snapshot, self.package, self._made,
+                    self._verifier_command)
 
 
 def _peak_memory_mb(channel: Channel) -> float | None:

@@ -29,8 +29,9 @@ STDERR_TAIL_BYTES = 8192
 
 
 def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int,
-                    made: list[str]) -> Reward:
-    """Score the snapshot image for `instance`; the container's id joins `made` for removal.
+                    made: list[str], command: list[str] | None = None) -> Reward:
+    """Score the snapshot image for `instance`; the container's id joins `made` for removal. `command` replaces
+    `python3 -I verifier.py` (validation's traced run of the verifier; never used for scores).
 
     Raises VerifierError when the verifier did not produce a valid reward (never scored as 0 or 1).
     """
@@ -40,7 +41,7 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
                                  entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
                                  environment=environment, stdin=True)
     made.append(container.id)
-    stdout, stderr, timed_out = _run_to_end(tracker.client, container, _verifier_request(package),
+    stdout, stderr, timed_out = _run_to_end(tracker.client, container, _verifier_request(package, command),
                                             package.limits.verifier_timeout_s)
     if timed_out:
         with contextlib.suppress(DockerException):
@@ -55,21 +56,21 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
 
 
 def verify_into(result: EpisodeResult, tracker: Tracker, session: str, snapshot: str, package: TaskPackage,
-                made: list[str]) -> None:
+                made: list[str], command: list[str] | None = None) -> None:
     """Verify the snapshot and record the reward (or the verifier's error) on `result`."""
     try:
-        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made)
+        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made, command)
         result.reward, result.details = reward.value, reward.details
     except VerifierError as exc:
         result.outcome, result.error = "verifier_error", str(exc)
 
 
-def _verifier_request(package: TaskPackage) -> bytes:
+def _verifier_request(package: TaskPackage, command: list[str] | None = None) -> bytes:
     """The loader's request: where the reward goes, how to run the verifier, then verifier.py and its data."""
     files = [(VERIFIER, package.verifier_file.read_bytes())]
     for data in package.verifier_data:
         files += folder_files(package.root / data, f"{VERIFIER_DIR}/{data.rstrip('/')}")
-    arguments = ["python3", "-I", VERIFIER]
+    arguments = command or ["python3", "-I", VERIFIER]
     fields = [OUTPUT, str(MAX_REWARD_BYTES + 1), VERIFIER_DIR, str(len(arguments)), *arguments]
     for path, content in files:
         fields += [path, content]

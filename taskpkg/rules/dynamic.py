@@ -182,3 +182,56 @@ ARENA710 = Rule(
                             "    raise SystemExit(4)\n    numbers = build_instance")),
     passing=example(Keep(GENERATOR, '    print(json.dumps({"count": len(numbers)}))')),
 )
+
+ARENA711 = Rule(
+    "ARENA711", DYNAMIC, E, "agent can read the answer or a copy of hidden files",
+    doc="On each sampled instance the `read-answers` probe, as the agent user, runs the oracle to learn its answer "
+        "files (every file it changed: names, JSON keys, CSV header), puts them back, then reads every file it can "
+        "outside the task's own (the paths the prompt names, and visible files beside them): hidden files, `/tmp`, "
+        "`/var`, `/opt`, `/root`, `/srv`, home folders, everything from the image. The best answer-like file per "
+        "answer is copied into place and verified: it must score no more than doing nothing. Text that is a "
+        "near-copy of the verifier, oracle, generator or verifier data (half of its 8-token shingles or more, "
+        "spacing ignored) is reported with the match; an exact copy in the image is ARENA706's.",
+    advice="Keep answers and hidden code out of every file the agent can read: write only the task's inputs, only "
+           "into the workspace, and delete or never write anything else.",
+    messages={
+        "answer": Message("copying what the agent can read ({copied}) scored {reward} (floor {floor}); the trials "
+                          "say on which instances",
+                          "Do not leave the answer, or what it is computed from, readable outside the prompt's "
+                          "files: the generator must write only the task's inputs, and the image no answers."),
+        "copy": Message("{path} ({where}) is a near-copy of {source}: {share:.0%} of its {tokens}-token shingles, "
+                        "e.g. `{example}`; the agent could read it",
+                        "Remove whatever writes it (the generator copying its own files, a COPY in the Dockerfile); "
+                        "hidden files reach a container only when the arena puts them there."),
+    },
+    failing=example(Replace(GENERATOR, '    print(json.dumps({"count": len(numbers)}))',
+                            '    Path("/var/tmp/answer.txt").write_text(f"{sum(numbers)}\\n")\n'
+                            '    print(json.dumps({"count": len(numbers)}))'), probes=("read-answers",)),
+    passing=example(Keep(GENERATOR, '    print(json.dumps({"count": len(numbers)}))'), probes=("read-answers",)),
+)
+
+ARENA712 = Rule(
+    "ARENA712", DYNAMIC, E, "agent can steer the verifier",
+    doc="On each sampled instance the `steer-verifier` probe runs the oracle, then, as the agent user, plants modules "
+        "under the names the verifier's sources import (in every import folder it can write) and programs under the "
+        "names they run (in every PATH folder it can write), and overwrites workspace scripts they name. The frozen "
+        "state is verified traced, as the arena runs the verifier (`python3 -I`, PATH of the runtime contract, the "
+        "`sys.path` changes the verifier makes): every import path and PATH entry, module, program and script it "
+        "used that the agent user could write is an error, and so is any plant that ran.",
+    advice="Run nothing and import nothing the agent could have written: keep the verifier's import folders and "
+           "PATH root-owned, and read workspace files as data only.",
+    messages={
+        "writable": Message("the verifier's {kind} {path} can be written by the agent user{proof}",
+                            "Keep it out of the agent's reach: in the Dockerfile, do not chown or chmod it for the "
+                            "agent; in verifier.py, import and run only what lives in the verifier's own folder or "
+                            "the image."),
+        "workspace": Message("the verifier's {kind} {path} is in the agent's workspace{proof}",
+                             "Read workspace files as data only: never run or import them; put what the verifier "
+                             "runs in its own data (verifier.data)."),
+        "planted": Message("the verifier ran {what}, which the agent planted at {where}",
+                           "Never execute or import files from the workspace; read them as data."),
+    },
+    failing=example(Replace(DOCKERFILE, "WORKDIR /workspace", "RUN chown agent /usr/local/bin\nWORKDIR /workspace"),
+                    probes=("steer-verifier",)),
+    passing=example(Keep(DOCKERFILE, "WORKDIR /workspace"), probes=("steer-verifier",)),
+)

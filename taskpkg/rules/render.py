@@ -89,6 +89,8 @@ def normalise(text: str) -> str:
 def suggestions(text: str) -> list[str]:
     """The known ids nearest to an unknown one: by number within its family for a well-formed id, else by spelling."""
     wanted = normalise(text)
+    if wanted.startswith("ARENA"):  # letters typed for the digits they look like (arena7o2)
+        wanted = "ARENA" + wanted[5:].translate(str.maketrans("OIL", "011"))
     if re.fullmatch(r"ARENA\d{3}", wanted):
         number = int(wanted[5:])
         family = [i for i in RULES if i[5] == wanted[5]]

@@ -80,6 +80,24 @@ ARENA505 = Rule(
     passing=example(Keep(VERIFIER, _WRITES_REWARD)),
 )
 
+ARENA506 = Rule(
+    "ARENA506", STATIC, W, "verifier runs or imports files from the workspace",
+    doc="The agent can rewrite anything in the workspace, so a verifier that runs a script from it, loads code from "
+        "it (`runpy`, `exec`, importlib's file loaders) or adds it to the import path hands the agent its verdict. "
+        "Read on the syntax tree: a path is the workspace's when it starts with `/workspace` or comes from "
+        "`ARENA_WORKSPACE`, through assignments. The dynamic check ARENA712 confirms it by planting code there.",
+    advice="Read workspace files as data only; run and import only what the verifier brings (its own folder, its "
+           "data) or the image holds.",
+    messages=one("verifier.py {what}: `{code}`; the agent can rewrite what it runs",
+                 "Read the workspace's files as data (open, json.load, csv) and judge them in verifier.py; never "
+                 "execute or import them."),
+    failing=example(Replace(VERIFIER, "import os\n", "import os\nimport subprocess\n"),
+                    Replace(VERIFIER, "    text = answer.read_bytes()",
+                            '    subprocess.run(["sh", str(answer.parent / "check.sh")], check=False)\n'
+                            "    text = answer.read_bytes()")),
+    passing=example(Keep(VERIFIER, "    text = answer.read_bytes()[:100]")),
+)
+
 ARENA601 = Rule(
     "ARENA601", STATIC, E, "oracle entrypoint missing or unsupported",
     doc="`oracle.entrypoint` names the script in `oracle/` that solves an instance: a `.sh` file (run with sh) or a "

@@ -1,4 +1,5 @@
-"""Dynamic checks on a real engine: build, oracle, do-nothing floor, determinism, isolation, leaks, tamper suite."""
+"""Dynamic checks on a real engine: build, oracle, do-nothing floor, determinism, isolation, leaks, tamper suite,
+what the agent can read (validators.dynamic.readable) and what it can write that steers the verifier (.steering)."""
 
 from __future__ import annotations
 
@@ -26,12 +27,16 @@ from taskpkg.rules.dynamic import (
     ARENA707,
     ARENA708,
     ARENA709,
+    ARENA711,
+    ARENA712,
 )
 from taskpkg.rules.infrastructure import ARENA901
 from validators.agents import nop_agent, oracle_agent
 from validators.dynamic.leaks import scan_image
 from validators.dynamic.probes import PROBES
+from validators.dynamic.readable import image_created, judge_reading, read_agent
 from validators.dynamic.setup_errors import setup_findings
+from validators.dynamic.steering import TRACE_COMMAND, judge_steering, steer_agent
 
 NOP_FLOOR = 0.0
 DEFAULT_INSTANCES = 3
@@ -39,6 +44,7 @@ MAX_WORKERS = 4
 SLOW_ORACLE_SHARE = 0.5
 HEAVY_ORACLE_SHARE = 0.7
 DYNAMIC_IDS = ids(Category.DYNAMIC)
+READ_PROBE, STEER_PROBE = "read-answers", "steer-verifier"  # probes that need the package: not in PROBES
 
 
 @dataclass(frozen=True)
@@ -46,9 +52,10 @@ class PlannedTrial:
     """One episode to run, and the check it serves."""
 
     rule: Rule
-    role: str  # oracle, nop, repeat or probe
+    role: str  # oracle, nop, repeat, probe, read or steer
     instance: int
     make_agent: Callable[[], Agent]
+    verifier_command: tuple[str, ...] | None = None  # a traced verifier run (steer), else the verifier as scored
 
     @property
     def check_id(self) -> str:
@@ -72,14 +79,21 @@ def pick_instances(count: int, wanted: int) -> list[int]:
     return sorted({round(i * (count - 1) / (wanted - 1)) for i in range(min(wanted, count))})
 
 
-def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | None = None) -> list[PlannedTrial]:
-    """Every trial of the dynamic checks (all probes unless named), in the order they are reported."""
+def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | None = None,
+         image_created: float = 0.0) -> list[PlannedTrial]:
+    """Every trial of the dynamic checks (all probes unless named), in the order they are reported. The tamper
+    probes run on the first instance; the reading and steering probes (which run the oracle) on every one."""
     first = instances[0]
     trials = [PlannedTrial(ARENA702, "oracle", i, lambda: oracle_agent(package)) for i in instances]
     trials += [PlannedTrial(ARENA703, "nop", i, nop_agent) for i in instances]
     trials.append(PlannedTrial(ARENA704, "repeat", first, lambda: oracle_agent(package)))
     trials += [PlannedTrial(ARENA705 if name == "reach-network" else ARENA707, "probe", first, factory)
                for name, factory in PROBES.items() if probes is None or name in probes]
+    if probes is None or READ_PROBE in probes:
+        trials += [PlannedTrial(ARENA711, "read", i, lambda: read_agent(package, image_created)) for i in instances]
+    if probes is None or STEER_PROBE in probes:
+        trials += [PlannedTrial(ARENA712, "steer", i, lambda: steer_agent(package), tuple(TRACE_COMMAND))
+                   for i in instances]
     return trials
 
 
@@ -98,7 +112,8 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
     except BuildFailed as exc:
         log = exc.log[-1500:] if exc.log else "(the engine sent no build output)"
         return DynamicResult([ARENA701.found("environment/Dockerfile", exc.line, problem=exc, log=log)], [])
-    planned = plan(package, pick_instances(package.instance_count, instances), probes)
+    created = image_created(sandbox.client.api.inspect_image(built.tag))
+    planned = plan(package, pick_instances(package.instance_count, instances), probes, created)
     scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-leak-scan")
     leaks = scanner.submit(scan_image, sandbox.client, built.tag, package)
     trials = _TrialRunner(package, sandbox, on_trial)
@@ -154,7 +169,9 @@ class _TrialRunner:
             elif trial.role == "nop":
                 result = self.sandbox.score_initial(self.package, state, agent.name)
             else:
-                result = self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state)
+                command = list(trial.verifier_command) if trial.verifier_command else None
+                result = self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state,
+                                                  verifier_command=command)
         if self.on_trial:
             self.on_trial(f"{trial.role} {result.agent} #{trial.instance}")
         return result
@@ -199,6 +216,8 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
     trial_of = {"agent": result.agent, "instance": result.instance}
     if result.outcome == "setup_error":
         found += setup_findings(package, result)
+    elif result.outcome == "verifier_error" and trial.role == "steer":
+        pass  # the traced run failed (a plant broke the interpreter, say): the verifier's own runs judge its errors
     elif result.outcome == "verifier_error":
         found.append(ARENA709.found("verifier.py", error=result.error, **trial_of))
     elif result.outcome == "agent_error":  # the arena's own scripted agent failed: not the package's fault
@@ -211,6 +230,10 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
         found += _judge_oracle(package, result)
     elif trial.role == "repeat":
         found += _judge_repeat(oracle_runs[result.instance], result)
+    elif trial.role == "read":
+        found += judge_reading(package, result, NOP_FLOOR)
+    elif trial.role == "steer":
+        found += judge_steering(result)
     elif result.reward is not None and result.reward > NOP_FLOOR:
         scored = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
                   "details": _short(result.details)}

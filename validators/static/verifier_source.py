@@ -9,11 +9,12 @@ from taskpkg.diagnostics import Diagnostic
 from taskpkg.installs import debian_packages, python_packages
 from taskpkg.model import TaskPackage
 from taskpkg.paths import AGENT_LOG_PATHS, find_agent_log_path
-from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505
+from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505, ARENA506
 from validators.static.dockerfile import PIPE_TO_SHELL, pipe_to_shell_finding
 from validators.static.files import PackageTree
+from validators.static.verifier_workspace import check_workspace_code, may_run_workspace
 
-RULES = (ARENA501, ARENA502, ARENA503, ARENA504, ARENA505)
+RULES = (ARENA501, ARENA502, ARENA503, ARENA504, ARENA505, ARENA506)
 VERIFIER = "verifier.py"
 TRANSCRIPT_HINTS = ("transcript", "trajectory", "/logs/agent", "agent.log", ".bash_history", "arena_transcript")
 NETWORK_MODULES = frozenset({
@@ -43,12 +44,17 @@ def check_verifier(tree: PackageTree) -> list[Diagnostic]:
     found: list[Diagnostic] = []
     if OUTPUT_VARIABLE not in text:
         found.append(ARENA505.found(VERIFIER, 1, variable=OUTPUT_VARIABLE))
-    if not _may_offend(text):
+    offends, runs_workspace = _may_offend(text), may_run_workspace(text)
+    if not offends and not runs_workspace:
         return found
     try:
         syntax = file.syntax()
     except (SyntaxError, ValueError) as exc:
         return [syntax_error(getattr(exc, "lineno", None), getattr(exc, "offset", None), getattr(exc, "msg", exc))]
+    if runs_workspace:
+        found.extend(check_workspace_code(syntax))
+    if not offends:
+        return found
     for node in ast.walk(syntax):
         kind = type(node)
         if kind is ast.Constant:
