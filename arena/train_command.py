@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from arena.exit_codes import EPILOG, ExitCode
+from arena.exit_codes import TRAIN_EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable
 from taskpkg.loader import load_package
 from training.evidence import NO_EFFECTIVE_UPDATE, closing_block
@@ -15,7 +15,7 @@ from training.recipe import RecipeError, load_recipe, recipe_names
 from training.run import TrainingError, TrainOptions, train
 
 
-@click.command(name="train", epilog=EPILOG)
+@click.command(name="train", epilog=TRAIN_EPILOG)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--recipe", "recipe_spec", default="cpu-small", show_default=True, metavar="NAME|FILE",
               help=f"A shipped recipe ({', '.join(recipe_names())}) or a recipe file.")

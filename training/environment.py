@@ -109,6 +109,7 @@ def _guarded(name: str) -> Callable:
         arguments = {**dict(zip(names, args, strict=False)), **kwargs}
         problem = (argument_problem(name, arguments) if len(args) <= len(names) else
                    f"{name} takes {len(names)} argument(s), {len(args)} were given")
+        self._made += 1  # every call TRL makes counts, one after the episode ended included (TRL counts it too)
         if problem:
             return reject_call(self, name, arguments, problem)
         return method(self, **arguments)
@@ -130,12 +131,13 @@ class ArenaEnvironment(EpisodeTools):
         self._started: Future | None = None
         self._episode: EpisodeSession | None = None
         self._problem: str | None = None
+        self._made = 0
 
     def reset(self, instance: int, **_: object) -> str:
         """Start a rollout on `instance` (the dataset's column); returns the first scene's prompt."""
         if self._episode is not None:
             self._episode.close()  # a rollout TRL abandoned
-        self._problem = None
+        self._problem, self._made = None, 0
         try:
             state = self._pool.initial_state(int(instance))
             first = scenes_for(self._pool.package, state.prompt_values)[0]
@@ -178,12 +180,11 @@ def tools_unknown(conversation: list[dict]) -> int:
 
 def finish(environment: ArenaEnvironment, conversation: list | None = None) -> EpisodeRecord:
     """Verify a rollout's final state (once); its record with the model's turns (setup_error when it never
-    started)."""
+    started). Its tool calls are every call the model made, as TRL counts them (tools/call_frequency)."""
     environment._wait_started()
     episode = environment._episode
-    calls, invalid = call_counts(environment)
     unknown = tools_unknown(conversation or [])
-    calls, invalid = calls + unknown, invalid + unknown
+    calls, invalid = environment._made + unknown, call_counts(environment)[1] + unknown
     if episode is None:
         return replace(EpisodeRecord.of(None, calls, invalid, error=environment._problem or "never started"),
                        conversation=list(conversation or []))
