@@ -136,6 +136,25 @@ def test_lora_change_counts_the_b_tensors_that_moved() -> None:
     assert not lora_change(before, model)["weights_finite"]
 
 
+def test_a_job_whose_training_had_no_effective_update_stops_before_scoring(tmp_path: Path) -> None:
+    from launch.job_run import JobPaths, JobRun, _train_completed
+    from launch.spec import JobSpec
+
+    paths = JobPaths(tmp_path / "echo-word", tmp_path / "job", "unused")
+    paths.train.mkdir(parents=True)
+    (paths.train / "adapter").mkdir()
+    (paths.train / "adapter" / "adapter_config.json").write_text("{}")  # even with an adapter folder left over
+    reason = update_evidence([], {"lora_b_tensors": 16, "lora_b_changed": 0})
+    manifest = {"status": "no_effective_update", "reason": no_update_reason(reason)}
+    (paths.train / "manifest.json").write_text(json.dumps(manifest))
+    assert not _train_completed(paths.train)  # a restarted job does not take it for a finished training phase
+    job = JobRun(JobSpec("echo-word", "0" * 40, "cpu-small"), paths, lambda line: None, env={})
+    failed = job._failure("train", 1)
+    assert failed.status == "stopped" and failed.exit_code == 1
+    assert failed.reason.startswith("training had no effective update, so it was not scored: no effective update: "
+                                    "no group of rollouts had rewards that differed")
+
+
 # -- the environment TRL drives, on the real engine -------------------------------------------------------------------
 
 
