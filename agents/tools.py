@@ -52,6 +52,18 @@ TOOL_SCHEMAS: tuple[dict, ...] = (
 TOOL_NAMES = tuple(schema["function"]["name"] for schema in TOOL_SCHEMAS)
 
 
+def argument_problem(name: str, arguments: dict) -> str | None:
+    """What is wrong with a known tool's argument names (missing or unknown ones), or None."""
+    schema = next(s["function"]["parameters"] for s in TOOL_SCHEMAS if s["function"]["name"] == name)
+    expected = set(schema["properties"])
+    missing, extra = sorted(expected - set(arguments)), sorted(set(arguments) - expected)
+    if not missing and not extra:
+        return None
+    said = "; ".join(p for p in (f"missing {', '.join(missing)}" if missing else "",
+                                 f"unknown {', '.join(extra)}" if extra else "") if p)
+    return f"{name} takes {', '.join(sorted(expected)) or 'no arguments'} ({said})"
+
+
 class EpisodeTools:
     """Tools bound to one episode session. Results are the text the model is shown."""
 
@@ -118,14 +130,9 @@ class EpisodeTools:
                 return self._reject(name, arguments, f"the arguments are not valid JSON ({exc})")
         if not isinstance(arguments, dict):
             return self._reject(name, arguments, "the arguments must be a JSON object")
-        schema = next(s["function"]["parameters"] for s in TOOL_SCHEMAS if s["function"]["name"] == name)
-        expected = set(schema["properties"])
-        missing, extra = sorted(expected - set(arguments)), sorted(set(arguments) - expected)
-        if missing or extra:
-            said = "; ".join(p for p in (f"missing {', '.join(missing)}" if missing else "",
-                                         f"unknown {', '.join(extra)}" if extra else "") if p)
-            return self._reject(name, arguments, f"{name} takes {', '.join(sorted(expected)) or 'no arguments'} "
-                                                 f"({said})")
+        problem = argument_problem(name, arguments)
+        if problem:
+            return self._reject(name, arguments, problem)
         return getattr(self, name)(**arguments)
 
     def _reject(self, name: str, arguments: object, problem: str) -> str:
@@ -172,6 +179,11 @@ def bind(tools: EpisodeTools, session: EpisodeSession | None) -> None:
     tools._bind(session)
 
 
+def reject_call(tools: EpisodeTools, name: str, arguments: object, problem: str) -> str:
+    """A call that cannot be carried out as made: it costs a turn and the model is told `problem`."""
+    return tools._reject(name, arguments, problem)
+
+
 def call_tool(tools: EpisodeTools, name: str, arguments: object) -> str:
     """Carry out one parsed tool call (name and arguments checked first); returns what the model is shown."""
     return tools._call(name, arguments)
@@ -179,7 +191,7 @@ def call_tool(tools: EpisodeTools, name: str, arguments: object) -> str:
 
 def reject_reply(tools: EpisodeTools, attempted: str, problem: str) -> str:
     """A reply that held no usable call: the attempt costs a turn and the model is told what was wrong."""
-    return tools._reject("(unreadable reply)", attempted, problem)
+    return reject_call(tools, "(unreadable reply)", attempted, problem)
 
 
 def call_counts(tools: EpisodeTools) -> tuple[int, int]:

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import click
 
-from arena.exit_codes import EPILOG, ExitCode
+from arena.exit_codes import TRAIN_EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable
 from taskpkg.loader import load_package
+from training.evidence import NO_EFFECTIVE_UPDATE, closing_block
 from training.recipe import RecipeError, load_recipe, recipe_names
 from training.run import TrainingError, TrainOptions, train
 
 
-@click.command(name="train", epilog=EPILOG)
+@click.command(name="train", epilog=TRAIN_EPILOG)
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--recipe", "recipe_spec", default="cpu-small", show_default=True, metavar="NAME|FILE",
               help=f"A shipped recipe ({', '.join(recipe_names())}) or a recipe file.")
@@ -47,8 +48,14 @@ def train_command(path: Path, recipe_spec: str, out: Path, resume: bool, skip_ca
     except EngineUnavailable as exc:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
+    click.echo(closing_block(outcome.manifest), err=outcome.status != "completed")
+    if outcome.status == NO_EFFECTIVE_UPDATE:
+        click.echo(f"arena: training had no effective update (exit 1); the run is not scored; manifest in "
+                   f"{out / 'manifest.json'}", err=True)
+        sys.exit(ExitCode.CHECK_FAILED)
     if outcome.status != "completed":
-        click.echo(f"arena: training stopped: {outcome.reason}", err=True)
+        click.echo(f"arena: training stopped (exit 1), for the reason above; manifest in {out / 'manifest.json'}",
+                   err=True)
         sys.exit(ExitCode.CHECK_FAILED)
     click.echo(f"trained {outcome.manifest['steps']} step(s); adapter in {out / 'adapter'}, manifest in "
                f"{out / 'manifest.json'}")

@@ -208,6 +208,9 @@ class JobRun:
             manifest = _read_json(self.paths.train / "manifest.json") or {}
             if manifest.get("status") == "stopped":
                 return JobFailed("stopped", f"training stopped: {manifest.get('reason')}")
+            if manifest.get("status") == "no_effective_update":  # trained, but nothing moved: never scored
+                return JobFailed("stopped", f"training had no effective update, so it was not scored: "
+                                            f"{manifest.get('reason')}")
         return JobFailed("failed", f"{phase} failed (exit {code}); {where}")
 
     def _result(self) -> dict:

@@ -83,9 +83,11 @@ class EpisodeSession:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def start(self) -> Observation | None:
+    def start(self, clock: bool = True) -> Observation | None:
         """Make the instance and return the first observation (the first scene's prompt). On a setup failure the
-        result's outcome is setup_error, the episode is over, and None is returned."""
+        result's outcome is setup_error, the episode is over, and None is returned. With `clock=False` the agent's
+        time (limits.agent_timeout_s) starts at its first action instead (a trainer that starts containers ahead of
+        generating does not spend the agent's time on waiting)."""
         self._started_at = time.perf_counter()
         tag = self._start_from.image if self._start_from else self.sandbox.image(self.package).tag
         self._container = start_container(self.sandbox.tracker, tag, self.package.limits, "agent",
@@ -100,12 +102,18 @@ class EpisodeSession:
             self._ended = True
             return None
         self.result.timings["setup_s"] = time.perf_counter() - self._started_at
-        self._agent_started_at = time.perf_counter()
-        self._deadline = time.monotonic() + self.package.limits.agent_timeout_s
+        if clock:
+            self.start_clock()
         self._watch = self._storage_watch()
         self._watch.__enter__()
         self._channel = Channel(self.sandbox.client, self._container, AGENT_USER)
         return self._enter_scene(0)
+
+    def start_clock(self) -> None:
+        """Start the agent's time (once): from now on it has limits.agent_timeout_s."""
+        if not self._deadline:
+            self._agent_started_at = time.perf_counter()
+            self._deadline = time.monotonic() + self.package.limits.agent_timeout_s
 
     @property
     def done(self) -> bool:
@@ -129,8 +137,10 @@ class EpisodeSession:
 
     @property
     def seconds_left(self) -> float:
-        """Seconds left before limits.agent_timeout_s."""
-        return max(0.0, self._deadline - time.monotonic()) if self._deadline else 0.0
+        """Seconds left before limits.agent_timeout_s (all of it while the clock has not started)."""
+        if not self._deadline:
+            return float(self.package.limits.agent_timeout_s) if self._channel is not None else 0.0
+        return max(0.0, self._deadline - time.monotonic())
 
     def end(self, limit_hit: str | None = None) -> None:
         """The agent is done (a model that answered without calling a tool), or the driver stopped it at a limit of
@@ -149,6 +159,7 @@ class EpisodeSession:
         the observation) or ends the episode after the last one. Raises EpisodeOver once the episode has ended."""
         if self._ended or self._channel is None:
             raise EpisodeOver("the episode has ended; no further action is taken")
+        self.start_clock()  # the agent's first action starts its time if start() left it stopped
         if isinstance(action, EndScene):
             return self._enter_scene(self._scene_index + 1)
         if time.monotonic() >= self._deadline:
@@ -284,7 +295,8 @@ class EpisodeSession:
             self.result.peak_memory_mb = _peak_memory_mb(self._channel)
             self._channel.close()
             self._channel = None
-            self.result.timings["agent_s"] = time.perf_counter() - self._agent_started_at
+            acted = self._agent_started_at
+            self.result.timings["agent_s"] = time.perf_counter() - acted if acted else 0.0
         watch, self._watch = self._watch, None
         if watch is not None:
             watch.__exit__(None, None, None)

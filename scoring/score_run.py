@@ -82,8 +82,9 @@ def training_summary(manifest_path: Path) -> tuple[dict, TrainingSummary]:
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ScoringError(f"{manifest_path}: not a completed training manifest ({exc}); pass the manifest.json "
                            "that `arena train` wrote") from None
-    if manifest.get("status") != "completed":
-        raise ScoringError(f"{manifest_path}: the training run did not complete ({manifest.get('reason')})")
+    if manifest.get("status") != "completed":  # stopped, or no_effective_update: nothing trained to score
+        raise ScoringError(f"{manifest_path}: the training run ended {manifest.get('status')}, not completed "
+                           f"({manifest.get('reason')}); only a completed run is scored")
     return manifest, summary
 
 

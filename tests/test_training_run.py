@@ -62,6 +62,18 @@ def test_a_killed_cpu_run_resumes_and_writes_a_complete_run(engine: object, tmp_
         assert line["episodes"] == 4 and line["verifier_errors"] == 0 and "tool_calls_mean" in line
         assert line["reward_mean"] is not None and 0 <= line["reward_mean"] <= 1
         assert 0 < line["container_share"] < 1 and line["container_wait_s"] > 0
+        assert line["groups"] == 1 and "grad_norm" in line and "signal_tokens" in line
+        assert line["tool_calls_mean"] == line["tools/call_frequency"]  # the arena's count and TRL's agree
     transcripts = sorted((out / "transcripts").glob("step-*.json"))
-    assert transcripts and json.loads(transcripts[0].read_text())["outcome"] == "scored"
+    first = json.loads(transcripts[0].read_text())
+    assert transcripts and first["outcome"] == "scored"
+    assert [m["role"] for m in first["conversation"][:3]] == ["system", "user", "assistant"]  # the model's turns
+    assert sorted((out / "transcripts").glob("heldout-*.json"))
     assert "train step 3/3" in resumed.stderr
+
+    evidence = manifest["update_evidence"]
+    assert evidence["effective"] and evidence["missing"] == [] and evidence["steps"] == 3
+    assert evidence["groups_with_signal"] >= 1 and evidence["signal_tokens"] > 0 and evidence["lora_b_changed"] > 0
+    assert evidence["steps_with_gradient"] >= 1 and evidence["losses_finite"] and evidence["weights_finite"]
+    block = resumed.stdout[resumed.stdout.index("run summary"):]
+    assert f"groups with signal: {evidence['groups_with_signal']} of 3" in block and "verdict: trained" in block

@@ -4,13 +4,14 @@ rollout scores the same), and the in-environment check on held-out instances aft
 from __future__ import annotations
 
 import statistics
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 
 from agents.backends import ChatBackend, Sampling
 from agents.chat import ChatSettings, ChatStats, run_chat_episode
 from agents.render import RenderLimits
 from agents.tools import ToolSettings
-from sandbox.episode import Sandbox
+from sandbox.episode import EpisodeResult, Sandbox
 from taskpkg.model import TaskPackage
 from training.recipe import Recipe
 
@@ -44,8 +45,10 @@ def chat_settings(recipe: Recipe, max_new_tokens: int) -> ChatSettings:
 
 
 def pass_rate(sandbox: Sandbox, package: TaskPackage, instances: list[int], backend: ChatBackend,
-              settings: ChatSettings, say: object = print) -> PassRate:
-    """Run one episode per instance and summarise the rewards."""
+              settings: ChatSettings, say: object = print,
+              keep: Callable[[EpisodeResult], None] | None = None) -> PassRate:
+    """Run one episode per instance and summarise the rewards; `keep` is given each episode's result (its
+    transcript)."""
     rewards: list[float | None] = []
     errors = calls = 0
     for number, instance in enumerate(instances, 1):
@@ -53,6 +56,8 @@ def pass_rate(sandbox: Sandbox, package: TaskPackage, instances: list[int], back
         result = run_chat_episode(sandbox.open_episode(package, instance, f"model:{backend.name}"), backend,
                                   settings, stats)
         calls += stats.tool_calls
+        if keep is not None:
+            keep(result)
         errors += result.outcome == "verifier_error"
         rewards.append(result.reward if result.outcome == "scored" else None)
         say(f"  instance {instance} ({number}/{len(instances)}): {result.outcome}, reward {result.reward}")  # type: ignore[operator]

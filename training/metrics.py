@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import statistics
 import sys
 import threading
@@ -11,6 +12,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from sandbox.outcomes import EpisodeResult
+from training.guards import ErrorWindow
 
 
 @dataclass(frozen=True)
@@ -27,28 +29,46 @@ class EpisodeRecord:
     verify_s: float
     error: str | None
     tool_s: float = 0.0  # time the model's tool calls spent in the sandbox
-    transcript: list = field(default_factory=list)
+    conversation: list = field(default_factory=list)  # the model's turns: prompt, replies, tool calls and results
+    transcript: list = field(default_factory=list)  # what the sandbox carried out (shell, write_file, invalid calls)
 
     @classmethod
-    def of(cls, result: EpisodeResult | None, calls: int, invalid: int, tool_s: float = 0.0) -> EpisodeRecord:
-        """From an episode's result (None: the instance could not be set up)."""
+    def of(cls, result: EpisodeResult | None, calls: int, invalid: int, tool_s: float = 0.0,
+           error: str = "the instance could not be set up") -> EpisodeRecord:
+        """From an episode's result (None: the instance could not be set up, for the reason `error`)."""
         if result is None:
-            return cls(None, "setup_error", None, calls, invalid, 0.0, 0.0, 0.0, "the instance could not be set up")
+            return cls(None, "setup_error", None, calls, invalid, 0.0, 0.0, 0.0, error)
         timings = result.timings
         return cls(result.instance, result.outcome, result.reward, calls, invalid, timings.get("setup_s", 0.0),
                    timings.get("agent_s", 0.0), timings.get("verify_s", 0.0), result.error, tool_s,
-                   result.transcript.to_list())
+                   list(result.conversation), result.transcript.to_list())
+
+
+def transcript_of(result: EpisodeResult) -> dict:
+    """A chat-loop episode (calibration, the held-out check) as a transcript file: the model's turns, what the
+    sandbox carried out, and how it ended."""
+    return {"instance": result.instance, "outcome": result.outcome, "reward": result.reward, "error": result.error,
+            "limit_hit": result.limit_hit, "timings": result.timings, "conversation": result.conversation,
+            "transcript": result.transcript.to_list()}
+
+
+def reward_spread(rewards: list[float | None], group_size: int) -> dict:
+    """A step's rewards as TRL sees them: how many were judged, their range, and how many groups of `group_size`
+    consecutive rollouts had rewards that differ (the only groups GRPO learns from)."""
+    judged = [r for r in rewards if r is not None]
+    groups = [[r for r in rewards[i:i + group_size] if r is not None] for i in range(0, len(rewards), group_size)]
+    return {"judged": len(judged), "reward_mean": round(statistics.fmean(judged), 4) if judged else None,
+            "reward_min": min(judged, default=None), "reward_max": max(judged, default=None),
+            "groups": len(groups), "groups_with_signal": sum(len(set(g)) > 1 for g in groups)}
 
 
 def summarize(records: list[EpisodeRecord]) -> dict:
-    """A step's episodes in numbers: mean reward over judged rollouts, errors, tool calls and container time."""
-    judged = [r.reward for r in records if r.reward is not None]
+    """A step's episodes in numbers: errors, tool calls (invalid ones included) and container time."""
 
     def mean(values: list[float]) -> float:
         return round(statistics.fmean(values), 4) if values else 0.0
 
-    return {"episodes": len(records), "reward_mean": mean(judged) if judged else None,
-            "verifier_errors": sum(r.outcome == "verifier_error" for r in records),
+    return {"episodes": len(records), "verifier_errors": sum(r.outcome == "verifier_error" for r in records),
             "setup_errors": sum(r.outcome == "setup_error" for r in records),
             "limit_exceeded": sum(r.outcome == "limit_exceeded" for r in records),
             "tool_calls_mean": mean([r.tool_calls for r in records]),
@@ -60,20 +80,23 @@ class RunLog:
     """Collects episode records between log points and appends one JSON line per step to metrics.jsonl; keeps a few
     transcripts per step under transcripts/."""
 
-    def __init__(self, out: Path, transcripts_every: int, transcripts_per_step: int) -> None:
+    def __init__(self, out: Path, transcripts_every: int, transcripts_per_step: int, group_size: int = 1) -> None:
         self.metrics_file = out / "metrics.jsonl"
         self.transcripts = out / "transcripts"
         self.transcripts.mkdir(parents=True, exist_ok=True)
         self._every = transcripts_every
         self._per_step = transcripts_per_step
+        self._group_size = group_size
         self._pending: list[EpisodeRecord] = []
+        self._rewards: list[float | None] = []
+        self._signal_tokens = 0
         self._lock = threading.Lock()
-        self.verifier_waits_s = 0.0
         self.step = 0
         self.curve: list[tuple[int, float]] = []
-        self.episodes_seen = 0
-        self.verifier_errors = 0
-        self.stopped_because: str | None = None
+        self.lines: list[dict] = []  # every step's line, those kept from before a resume included
+        self.errors = ErrorWindow()
+        self.stopped_because: str | None = None  # a guard's reason to stop (with its fix)
+        self.loss_not_finite = False
         self.summary: dict = {}  # the trainer's closing numbers (runtime, mean loss)
         self._waited_s = 0.0
 
@@ -82,17 +105,20 @@ class RunLog:
         with self._lock:
             self._waited_s += seconds
 
-    @property
-    def verifier_error_share(self) -> float:
-        """Share of all rollouts so far whose verifier errored."""
-        return self.verifier_errors / self.episodes_seen if self.episodes_seen else 0.0
-
-    def record(self, records: list[EpisodeRecord]) -> None:
-        """Episodes verified in one reward call."""
+    def record(self, records: list[EpisodeRecord], rewards: list[float | None]) -> None:
+        """Episodes verified in one reward call (in the trainer's order: groups are consecutive), and the rewards the
+        trainer was given for them. Each outcome goes through the error window."""
         with self._lock:
             self._pending.extend(records)
-            self.episodes_seen += len(records)
-            self.verifier_errors += sum(r.outcome == "verifier_error" for r in records)
+            self._rewards.extend(rewards)
+            for record in records:
+                reason = self.errors.add(record.outcome)
+                self.stopped_because = self.stopped_because or reason
+
+    def signal(self, tokens: int) -> None:
+        """Tokens of a generation batch that carried a non-zero advantage (counted where the trainer computes it)."""
+        with self._lock:
+            self._signal_tokens += tokens
 
     def forget_after(self, step: int) -> None:
         """On resume: drop the lines of steps after the checkpoint (they are trained again)."""
@@ -101,29 +127,38 @@ class RunLog:
         kept = [line for line in self.metrics_file.read_text().splitlines()
                 if line.strip() and json.loads(line).get("step", 0) <= step]
         self.metrics_file.write_text("".join(line + "\n" for line in kept))
-        self.curve = [(json.loads(line)["step"], json.loads(line)["reward_mean"]) for line in kept
-                      if json.loads(line).get("reward_mean") is not None]
+        self.lines = [json.loads(line) for line in kept]
+        self.curve = [(line["step"], line["reward_mean"]) for line in self.lines if line.get("reward_mean") is not None]
 
     def write_step(self, step: int, trainer_logs: dict) -> dict:
         """One line: the trainer's numbers for the step and the step's episodes."""
         with self._lock:
             records, self._pending = self._pending, []
+            rewards, self._rewards = self._rewards, []
             waited, self._waited_s = self._waited_s, 0.0
+            tokens, self._signal_tokens = self._signal_tokens, 0
         line = {"step": step, "time": round(time.time(), 3), **summarize(records),
+                **reward_spread(rewards, self._group_size), "signal_tokens": tokens,
                 **{k: v for k, v in trainer_logs.items() if isinstance(v, int | float)}}
         line["container_wait_s"] = round(waited + sum(r.tool_s for r in records), 3)
         if line.get("step_time"):
             line["container_share"] = round(line["container_wait_s"] / line["step_time"], 4)
+        if "loss" in line and not math.isfinite(line["loss"]):
+            self.loss_not_finite = True
         with self.metrics_file.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")
+        self.lines.append(line)
         if line["reward_mean"] is not None:
             self.curve.append((step, line["reward_mean"]))
         if self._per_step and step % self._every == 0:
             for index, record in enumerate(records[: self._per_step]):
-                path = self.transcripts / f"step-{step:05d}-{index}.json"
-                path.write_text(json.dumps(asdict(record), indent=1, default=str))
+                self.write_transcript(f"step-{step:05d}-{index}", asdict(record))
         self.step = step
         return line
+
+    def write_transcript(self, name: str, data: dict) -> None:
+        """One transcript file under transcripts/ (a rollout, or a calibration or held-out episode)."""
+        (self.transcripts / f"{name}.json").write_text(json.dumps(data, indent=1, default=str))
 
 
 class Progress:
@@ -144,7 +179,8 @@ class Progress:
         elapsed = time.monotonic() - self.started
         step = line["step"]
         reward = "-" if line.get("reward_mean") is None else f"{line['reward_mean']:.3f}"
-        status = (f"reward {reward} · tool calls {line.get('tool_calls_mean', 0):.1f} · verifier errors "
+        status = (f"reward {reward} · groups with signal {line.get('groups_with_signal', 0)}/{line.get('groups', 0)}"
+                  f" · tool calls {line.get('tool_calls_mean', 0):.1f} · verifier errors "
                   f"{line.get('verifier_errors', 0)} · {self.episodes / max(elapsed, 1e-9) * 60:.1f} episodes/min")
         if self.live:
             self._rich().update(self._task, completed=step, status=status)  # type: ignore[attr-defined]

@@ -7,26 +7,30 @@ Artifacts in the output folder:
 - `metrics.jsonl` one line per step (reward, tool calls, verifier errors, episode timings, the trainer's numbers);
 - `transcripts/` sample rollouts; `calibration.json`, `heldout-check.json`;
 - `manifest.json` written last: the package and image digests, commit, recipe and its hash, seeds, library
-  versions, hardware, wall time and GPU-hours, and how the run ended.
+  versions, hardware, wall time and GPU-hours, the evidence that the update happened, and how the run ended
+  (completed, stopped, or no_effective_update: trained without any evidence of an update, and never scored).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import random
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from agents.backends import BackendError
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
-from sandbox.episode import Sandbox
+from sandbox.episode import EpisodeResult, Sandbox
 from taskpkg.digest import git_commit, tree_digest
 from taskpkg.model import TaskPackage
 from training.environment import RolloutPool
 from training.evaluate import PassRate, calibration_verdict, chat_settings, pass_rate
+from training.evidence import NO_EFFECTIVE_UPDATE, lora_change, lora_snapshot, no_update_reason, update_evidence
 from training.manifest import (
     folder_digest,
     gpu_hours,
@@ -35,7 +39,7 @@ from training.manifest import (
     now_iso,
     write_json_atomically,
 )
-from training.metrics import Progress, RunLog
+from training.metrics import Progress, RunLog, transcript_of
 from training.recipe import Recipe
 from training.trainer import build_trainer, latest_checkpoint
 from training.warmup import warmed_base
@@ -64,7 +68,8 @@ class TrainOptions:
 
 @dataclass(frozen=True)
 class TrainOutcome:
-    """How a run ended: completed (an adapter was written) or stopped early with the reason."""
+    """How a run ended: completed (an adapter was written), stopped early (calibration or a guard), or
+    no_effective_update (it trained, but nothing shows the policy moved: no adapter, never scored); with the reason."""
 
     status: str
     reason: str | None
@@ -117,16 +122,46 @@ def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
                               "source": "local"}
 
 
-def prepare_output(out: Path, resume: bool) -> None:
-    """An empty (or new) output folder, or the folder of the run being resumed."""
+def calibration_refusal(out: Path) -> dict | None:
+    """The calibration of a run in `out` that calibration stopped before any training (nothing else to keep)."""
+    try:
+        manifest = json.loads((out / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return None
+    calibration = manifest.get("calibration") or {}
+    trained = any((out / "checkpoints").glob("checkpoint-*")) or (out / "adapter").exists()
+    if manifest.get("status") == "stopped" and calibration.get("verdict") and not trained:
+        return calibration
+    return None
+
+
+def prepare_output(out: Path, resume: bool, skip_calibration: bool, rerun: str) -> dict | None:
+    """An empty (or new) output folder, the folder of the run being resumed, or the folder of a run calibration
+    refused, trained anyway with --skip-calibration. Returns the calibration such a run overrides (or None);
+    `rerun` is the command that trains anyway, for the message."""
     if resume:
         if not out.is_dir():
             raise TrainingError(f"{out}: nothing to resume (the folder does not exist); run without --resume")
-        return
+        return calibration_refusal(out) if skip_calibration else None
     if out.exists() and any(out.iterdir()):
+        refused = calibration_refusal(out)
+        if refused and skip_calibration:
+            return refused
+        if refused:
+            raise TrainingError(f"{out}: calibration stopped the run in this folder ({refused['verdict']}); to train "
+                                f"anyway here, run: {rerun}")
         raise TrainingError(f"{out}: the folder is not empty; pass --resume to continue the run in it, or choose a "
                             "new --out")
     out.mkdir(parents=True, exist_ok=True)
+    return None
+
+
+def rerun_command(package: TaskPackage, recipe: Recipe, out: Path) -> str:
+    """The exact `arena train` command that trains this run anyway (--skip-calibration)."""
+    spec = recipe.name if recipe.source == f"training/recipes/{recipe.name}.yaml" else recipe.source
+    steps = recipe.overrides.get("grpo.steps")
+    return (f"arena train {package.root} --recipe {spec} --out {out}" + (f" --steps {steps}" if steps else "") +
+            " --skip-calibration")
 
 
 def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
@@ -135,7 +170,8 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     progress = progress or Progress(recipe["grpo"]["steps"])
     say = progress.say
     gpus = check_machine(recipe)
-    prepare_output(options.out, options.resume)
+    overridden = prepare_output(options.out, options.resume, options.skip_calibration,
+                                rerun_command(package, recipe, options.out))
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental: docs/TRAINING.md
     started, wall_started = now_iso(), time.monotonic()
@@ -157,7 +193,8 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
         except Exception as exc:  # BuildFailed: the package's image does not build
             raise TrainingError(f"{package.root}/environment/Dockerfile: the image does not build: {exc}; run "
                                 f"`arena check {package.root}`") from None
-        status, reason = _calibrate(sandbox, package, recipe, base, train_instances, options, manifest, say)
+        status, reason = _calibrate(sandbox, package, recipe, base, train_instances, options, manifest, say,
+                                    overridden)
         if status == "completed":
             status, reason = _grpo(sandbox, package, recipe, base, train_instances, heldout, options, manifest,
                                    progress, gpus)
@@ -169,13 +206,15 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
 
 
 def _calibrate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
-               options: TrainOptions, manifest: dict, say: object) -> tuple[str, str | None]:
-    if options.skip_calibration:
-        manifest["calibration"] = {"skipped": True}
+               options: TrainOptions, manifest: dict, say: object,
+               overridden: dict | None = None) -> tuple[str, str | None]:
+    if options.skip_calibration:  # the calibration it overrides, if this folder held one, stays on record
+        manifest["calibration"] = {"skipped": True, **({"overridden": overridden} if overridden else {})}
         return "completed", None
     count = recipe["calibration"]["instances"]
     say(f"calibration: the base model on {count} training instance(s)")  # type: ignore[operator]
-    rate = _pass_rate(sandbox, package, recipe, base, None, instances[:count], recipe["calibration"], say)
+    rate = _pass_rate(sandbox, package, recipe, base, None, instances[:count], recipe["calibration"], say,
+                      _keep_transcripts(options.out, "calibration"))
     verdict = calibration_verdict(rate)
     manifest["calibration"] = {**rate.to_dict(), "verdict": verdict}
     write_json_atomically(options.out / "calibration.json", manifest["calibration"])
@@ -184,15 +223,29 @@ def _calibrate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str
     return "completed", None
 
 
+def _keep_transcripts(out: Path, phase: str) -> Callable[[EpisodeResult], None]:
+    """Writes each episode of a phase (calibration, the held-out check) to transcripts/<phase>-<instance>.json."""
+    folder = out / "transcripts"
+
+    def keep(result: EpisodeResult) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{phase}-{result.instance}.json").write_text(json.dumps(transcript_of(result), indent=1,
+                                                                           default=str))
+
+    return keep
+
+
 def _pass_rate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, adapter: Path | None,
-               instances: list[int], section: dict, say: object) -> PassRate:
+               instances: list[int], section: dict, say: object,
+               keep: Callable[[EpisodeResult], None] | None = None) -> PassRate:
     from agents.backends.local import LocalBackend
 
     try:
         backend = LocalBackend(Path(base), adapter)
     except BackendError as exc:
         raise TrainingError(str(exc), environment=True) from None
-    return pass_rate(sandbox, package, instances, backend, chat_settings(recipe, section["max_new_tokens"]), say)
+    return pass_rate(sandbox, package, instances, backend, chat_settings(recipe, section["max_new_tokens"]), say,
+                     keep)
 
 
 def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, train_instances: list[int],
@@ -200,7 +253,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
           gpus: int) -> tuple[str, str | None]:
     out = options.out
     log = RunLog(out, recipe.data.get("transcripts", {}).get("every_steps", 1),
-                 recipe.data.get("transcripts", {}).get("per_step", 0))
+                 recipe.data.get("transcripts", {}).get("per_step", 0), recipe["grpo"]["num_generations"])
     checkpoint = latest_checkpoint(out / "checkpoints") if options.resume else None
     if checkpoint is not None:
         resumed_at = int(checkpoint.name.removeprefix("checkpoint-"))
@@ -213,22 +266,26 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     pool = RolloutPool(sandbox, package, chat.tools, recipe["episodes"]["concurrency"])
     try:
         trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / "checkpoints", gpus > 0)
+        before = lora_snapshot(trainer.model)  # type: ignore[attr-defined]
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]
     finally:
         pool.close()
     manifest["steps"] = log.step
     manifest["trainer_summary"] = log.summary
     manifest["reward_curve"] = log.curve[-500:]
+    moved = lora_change(before, trainer.model)  # type: ignore[attr-defined]
+    evidence = manifest["update_evidence"] = update_evidence(log.lines, moved)
     if log.stopped_because:
-        return "stopped", (f"{log.stopped_because}: fix verifier.py so that it scores any final state (see "
-                           f"{out / 'transcripts'} and `arena check`)")
+        return "stopped", f"{log.stopped_because} (transcripts: {out / 'transcripts'})"
+    if not evidence["effective"]:
+        return NO_EFFECTIVE_UPDATE, no_update_reason(evidence)
     _save_adapter(trainer, out)
     manifest["adapter"] = {"path": "adapter", "digest": folder_digest(out / "adapter")}
     count = recipe["heldout_check"]["instances"]
     if count:
         progress.say(f"held-out check: the trained model on {count} instance(s) never trained on")
         rate = _pass_rate(sandbox, package, recipe, base, out / "adapter", heldout[:count], recipe["heldout_check"],
-                          progress.say)
+                          progress.say, _keep_transcripts(out, "heldout"))
         manifest["heldout_check"] = rate.to_dict()
         write_json_atomically(out / "heldout-check.json", manifest["heldout_check"])
     return "completed", None

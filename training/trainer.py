@@ -1,5 +1,6 @@
 """TRL's GRPOTrainer set up from a recipe: LoRA (PEFT), the arena environment, the batch verifier as the reward,
-checkpoints, and a callback that logs each step and shows progress."""
+checkpoints, a callback that logs each step, shows progress and stops on a guard (training.guards) or a non-finite
+loss, and the count of tokens each batch trains on with a non-zero advantage (training.evidence)."""
 
 from __future__ import annotations
 
@@ -9,9 +10,6 @@ from agents.chat import opening_messages
 from training.environment import ArenaEnvironment, RolloutPool, make_reward_function
 from training.metrics import Progress, RunLog
 from training.recipe import Recipe
-
-MAX_VERIFIER_ERROR_SHARE = 0.5
-EARLY_EPISODES = 8
 
 
 def grpo_config(recipe: Recipe, output_dir: Path, gpu: bool) -> object:
@@ -69,22 +67,37 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
                 return
             line = log.write_step(state.global_step, logs or {})  # type: ignore[attr-defined]
             progress.update(line)
-            if log.episodes_seen >= EARLY_EPISODES and log.verifier_error_share > MAX_VERIFIER_ERROR_SHARE:
+            if log.stopped_because or log.loss_not_finite:  # a guard tripped, or the loss is NaN/inf: stop here
                 control.should_training_stop = True  # type: ignore[attr-defined]
-                log.stopped_because = (f"{log.verifier_error_share:.0%} of the first {log.episodes_seen} rollouts "
-                                       "ended in a verifier error")
+
+    class ArenaGRPOTrainer(GRPOTrainer):
+        """TRL's trainer, counting the generated tokens each batch trains on with a non-zero advantage."""
+
+        def _generate_and_score_completions(self, inputs: list[dict]) -> dict:
+            batch = super()._generate_and_score_completions(inputs)
+            log.signal(signal_tokens(batch))
+            return batch
 
     dtype = torch.bfloat16 if recipe["model"]["dtype"] == "bfloat16" else torch.float32
     tokenizer = AutoTokenizer.from_pretrained(base, revision=recipe["model"].get("revision"))
     model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe["model"].get("revision"))
     rows = [{"prompt": opening_messages(None), "instance": instance} for instance in instances]
     pool.waited = log.waited
-    trainer = GRPOTrainer(model=model, reward_funcs=[make_reward_function(pool, log)],
-                          args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
-                          processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
-                          environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
+    trainer = ArenaGRPOTrainer(model=model, reward_funcs=[make_reward_function(pool, log)],
+                               args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
+                               processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
+                               environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
     trainer.remove_callback(PrinterCallback)  # StepLog reports each step (and metrics.jsonl keeps them all)
     return trainer
+
+
+def signal_tokens(batch: dict) -> int:
+    """Completion tokens in a scored generation batch that the loss sees (tool results are masked out) and whose
+    rollout's advantage is not zero: what the policy gradient is made of."""
+    mask = batch["completion_mask"]
+    if batch.get("tool_mask") is not None:
+        mask = mask * batch["tool_mask"]
+    return int((mask.sum(dim=1) * (batch["advantages"] != 0)).sum().item())
 
 
 def latest_checkpoint(folder: Path) -> Path | None:
