@@ -21,6 +21,7 @@ from sandbox.layout import OUTPUT, VERIFIER, VERIFIER_DIR, WORKSPACE
 from sandbox.outcomes import EpisodeResult
 from sandbox.reward import MAX_REWARD_BYTES, Reward, VerifierError, parse_reward
 from sandbox.streams import STDERR, MultiplexedSocket
+from sandbox.workspace_files import WorkspaceFile, workspace_archive
 from taskpkg.model import TaskPackage
 
 LOADER_MARKER = "ARENA-VERIFIER"
@@ -29,8 +30,9 @@ STDERR_TAIL_BYTES = 8192
 
 
 def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int,
-                    made: list[str]) -> Reward:
-    """Score the snapshot image for `instance`; the container's id joins `made` for removal.
+                    made: list[str], files: dict[str, WorkspaceFile] | None = None) -> Reward:
+    """Score the snapshot image for `instance`, with `files` written into its /workspace first where given; the
+    container's id joins `made` for removal.
 
     Raises VerifierError when the verifier did not produce a valid reward (never scored as 0 or 1).
     """
@@ -40,6 +42,8 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
                                  entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
                                  environment=environment, stdin=True)
     made.append(container.id)
+    if files:
+        container.put_archive("/", workspace_archive(files))
     stdout, stderr, timed_out = _run_to_end(tracker.client, container, _verifier_request(package),
                                             package.limits.verifier_timeout_s)
     if timed_out:
@@ -55,10 +59,11 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
 
 
 def verify_into(result: EpisodeResult, tracker: Tracker, session: str, snapshot: str, package: TaskPackage,
-                made: list[str]) -> None:
-    """Verify the snapshot and record the reward (or the verifier's error) on `result`."""
+                made: list[str], files: dict[str, WorkspaceFile] | None = None) -> None:
+    """Verify the snapshot (with `files` written over it) and record the reward, or the verifier's error, on
+    `result`."""
     try:
-        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made)
+        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made, files)
         result.reward, result.details = reward.value, reward.details
     except VerifierError as exc:
         result.outcome, result.error = "verifier_error", str(exc)
