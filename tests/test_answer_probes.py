@@ -43,7 +43,7 @@ def test_near_misses_of_a_csv_change_drop_and_add_one_row() -> None:
 def test_near_misses_of_json_use_the_first_nonempty_list_and_of_text_its_lines() -> None:
     report = files(audit_json=json.dumps({"open": [], "rules": [{"id": 7, "allow": True}], "total": 1}).encode())
     changed = json.loads(near_misses(report)["changed"][0]["audit.json"].data)
-    assert changed == {"open": [], "rules": [{"id": 7, "allow": False}], "total": 1}  # the first field, a likely key, kept
+    assert changed == {"open": [], "rules": [{"id": 7, "allow": False}], "total": 1}  # the first field (a key) kept
     assert json.loads(near_misses(report)["dropped"][0]["audit.json"].data)["rules"] == []
     keyed = near_misses(files(totals_json=b'{"north": 3, "south": 4}'))
     assert set(keyed) == {"changed", "dropped"}  # an extra key in an object may rightly be ignored: no `added`
