@@ -4,13 +4,12 @@ The bare script uses the docker CLI for `docker build`, one oracle run and one v
 (one trial). `arena check` runs the static checks, then every dynamic trial (the oracle on eight instances, doing
 nothing on three, determinism, isolation, the tamper suite in fresh containers, and the answer probes, each one
 verification of an instance's shared initial state). Targets: at least 20 trials, at most 1.5x the bare script. What
-each probe costs is printed as its trials' summed seconds (worker time; three trials run at once on two cores).
-Both start cold: the package gets a unique
-marker in its Dockerfile's first RUN, so no layer past the base image is cached. Then `arena check` runs again warm
-(image cached). Cold runs are repeated (bare first, then arena, in each round) and medians reported, since a cold
-build's time varies with the package mirror. Also: one command round trip on the same container through the
-sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same SDK, a new exec per command) and
-against a `docker exec` CLI process.
+each probe costs is printed as its trials' summed seconds (worker time; three trials run at once on two cores). Both
+start cold: the package gets a unique marker in its Dockerfile's first RUN, so no layer past the base image is
+cached. Then `arena check` runs again warm (image cached). Cold runs are repeated (bare first, then arena, in each
+round) and medians reported, since a cold build's time varies with the package mirror. Also: one command round trip
+on the same container through the sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same
+SDK, a new exec per command) and against a `docker exec` CLI process.
 
     .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--rounds 3]
 """
