@@ -324,11 +324,11 @@ def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: l
     judged = judge_answer_trials(trials, answer_results, notes, NOP_FLOOR)  # type: ignore[arg-type]
     summary = constant_summary(trials, answer_results, notes)  # type: ignore[arg-type]
     for k, i in enumerate(positions):
-        records[i]["note"] = notes[k]
+        records[i]["note"] = notes[k][:500]
         if trials[k].donor is not None:  # type: ignore[union-attr]
             records[i]["donor"] = trials[k].donor  # type: ignore[union-attr]
         if summary and trials[k].probe == "constant-answer":  # type: ignore[union-attr]
-            records[i]["summary"] = summary
+            records[i]["summary"] = summary[:1000]
         if k in judged.failed and records[i]["outcome"] == "ok":
             records[i]["outcome"] = "failed"
     return found + judged.diagnostics
