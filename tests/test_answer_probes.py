@@ -135,3 +135,12 @@ def test_broken_package_is_caught_by_exactly_its_check(sandbox: Sandbox, name: s
     assert finding.file and finding.fix
     probed = {t["instance"] for t in result.trials if t["check_id"] in ANSWER_CHECKS - {"ARENA715"}}
     assert len(probed) >= 3
+
+
+def test_constant_answer_leaves_json_entries_that_are_not_objects() -> None:
+    rows = [{"id": n, "flag": "ok" if n % 3 else "bad"} for n in range(6)]
+    answers = {0: files(r_json=json.dumps({"items": rows}).encode()), 1: files(r_json=b'{"items": ["x", "y"]}')}
+    constant, described = constant_answers(answers)
+    assert described == "r.json: every 'flag' set to 'ok'"
+    assert json.loads(constant[1]["r.json"].data) == {"items": ["x", "y"]}
+    assert {row["flag"] for row in json.loads(constant[0]["r.json"].data)["items"]} == {"ok"}

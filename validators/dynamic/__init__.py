@@ -203,7 +203,11 @@ class _TrialRunner:
             answers = Answers({instance: future.result() for instance, future in oracle_runs.items()})
             with self._lock:
                 self.answers = self.answers or answers
-        files, note = self.answers.submission(trial)  # type: ignore[union-attr]
+        try:
+            files, note = self.answers.submission(trial)  # type: ignore[union-attr]
+        except Exception as exc:  # a fault in the arena's own probe: ARENA901, not the package's finding
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, "agent_error",
+                                 error=f"the answer probe {trial.agent} failed: {exc!r}")
         self.notes[trial] = note
         state = self._shared_state(trial.instance).result() if files is not None else None
         if files is None or state is None:

@@ -240,9 +240,9 @@ def _relabelled(answer: Answer, labels: dict[tuple[str, str], object]) -> Answer
                      for j, v in enumerate(r)] for r in records.rows]
         elif records.context[1] == ():  # type: ignore[index]
             rows = [[k, wanted["(value)"]] for k, _ in records.rows]
-        else:
+        else:  # entries of a JSON list: objects get the labels, anything else stays
             rows = [{k: (wanted[k] if k in wanted and i > 0 else v) for i, (k, v) in enumerate(r.items())}
-                    for r in records.rows]
+                    if isinstance(r, dict) else r for r in records.rows]
         relabelled[path] = replace(answer[path], data=records.write(rows))
     return relabelled
 
