@@ -151,7 +151,9 @@ def main() -> None:
     parser.add_argument("--package", type=Path, default=ROOT / "environments" / "ledger-reconciliation")
     parser.add_argument("--rounds", type=int, default=3, help="cold rounds (bare, then arena); medians are reported")
     parser.add_argument("--round-trips", type=int, default=200)
+    parser.add_argument("--instances", type=int, help="passed to `arena check` (default: its own default)")
     args = parser.parse_args()
+    sampled = ("--instances", str(args.instances)) if args.instances else ()
     bare_times: list[float] = []
     cold_times: list[float] = []
     ratios: list[float] = []
@@ -159,16 +161,16 @@ def main() -> None:
         for round_number in range(args.rounds):
             bare_s, reward = bare_script(cold_copy(args.package, Path(folder) / f"bare-{round_number}"))
             package_dir = cold_copy(args.package, Path(folder) / f"arena-{round_number}")
-            cold_s, records = arena_check(package_dir, "--no-cache")
+            cold_s, records = arena_check(package_dir, "--no-cache", *sampled)
             trials = len(records)
             bare_times.append(bare_s)
             cold_times.append(cold_s)
             ratios.append(cold_s / bare_s)
             print(f"round {round_number + 1}: bare {bare_s:.2f} s, arena cold {cold_s:.2f} s ({cold_s / bare_s:.2f}x)",
                   flush=True)
-        rerun_s, _ = arena_check(package_dir, "--no-cache")
-        arena_check(package_dir)  # fills the results cache
-        warm_s, _ = arena_check(package_dir)
+        rerun_s, _ = arena_check(package_dir, "--no-cache", *sampled)
+        arena_check(package_dir, *sampled)  # fills the results cache
+        warm_s, _ = arena_check(package_dir, *sampled)
         clean_up()
         ours, sdk, cli = round_trips(args.package, args.round_trips)
         clean_up()
