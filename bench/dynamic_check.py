@@ -1,13 +1,15 @@
 """Benchmark: `arena check` against the bare script peers' local harnesses run, on a bundled environment.
 
 The bare script uses the docker CLI for `docker build`, one oracle run and one verifier run in the same container
-(one trial). `arena check` runs the static checks, then every dynamic trial (oracle and do-nothing on several
-instances, determinism, isolation, the tamper suite) in fresh containers. Both start cold: the package gets a unique
-marker in its Dockerfile's first RUN, so no layer past the base image is cached. Then `arena check` runs again warm
-(image cached). Cold runs are repeated (bare first, then arena, in each round) and medians reported, since a cold
-build's time varies with the package mirror. Also: one command round trip on the same container through the
-sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same SDK, a new exec per command) and
-against a `docker exec` CLI process.
+(one trial). `arena check` runs the static checks, then every dynamic trial (the oracle on eight instances, doing
+nothing on three, determinism, isolation, the tamper suite in fresh containers, and the answer probes, each one
+verification of an instance's shared initial state). Targets: at least 20 trials, at most 1.5x the bare script. What
+each probe costs is printed as its trials' summed seconds (worker time; three trials run at once on two cores). Both
+start cold: the package gets a unique marker in its Dockerfile's first RUN, so no layer past the base image is
+cached. Then `arena check` runs again warm (image cached). Cold runs are repeated (bare first, then arena, in each
+round) and medians reported, since a cold build's time varies with the package mirror. Also: one command round trip
+on the same container through the sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same
+SDK, a new exec per command) and against a `docker exec` CLI process.
 
     .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--rounds 3]
 """
@@ -91,8 +93,8 @@ def bare_script(package_dir: Path) -> tuple[float, float]:
     return elapsed, reward
 
 
-def arena_check(package_dir: Path, *extra: str) -> tuple[float, int]:
-    """The full `arena check`. Returns (seconds, trials reported)."""
+def arena_check(package_dir: Path, *extra: str) -> tuple[float, list[dict]]:
+    """The full `arena check`. Returns (seconds, the trials reported)."""
     started = time.perf_counter()
     done = subprocess.run([ARENA, "check", "--format", "json", *extra, str(package_dir)], capture_output=True,
                           text=True)
@@ -101,7 +103,17 @@ def arena_check(package_dir: Path, *extra: str) -> tuple[float, int]:
         raise SystemExit(f"arena check printed no report (exit {done.returncode}):\n{done.stderr[-3000:]}")
     report = json.loads(done.stdout)
     assert done.returncode == 0, report["packages"][0]["diagnostics"]
-    return elapsed, len(report["packages"][0]["trials"])
+    return elapsed, report["packages"][0]["trials"]
+
+
+def probe_costs(trials: list[dict]) -> list[str]:
+    """One line per kind of trial (the agent or probe that ran): how many, and their summed seconds."""
+    kinds: dict[str, list[float]] = {}
+    for trial in trials:
+        kinds.setdefault(f"{trial['check_id']} {trial['agent']}", []).append(trial["duration_s"])
+    total = sum(sum(v) for v in kinds.values()) or 1.0
+    return [f"  {kind:44s} {len(times):2d} trial(s) {sum(times):6.2f} s ({sum(times) / total:4.0%})"
+            for kind, times in kinds.items()]
 
 
 def round_trips(package_dir: Path, count: int) -> tuple[float, float, float]:
@@ -141,7 +153,9 @@ def main() -> None:
     parser.add_argument("--package", type=Path, default=ROOT / "environments" / "ledger-reconciliation")
     parser.add_argument("--rounds", type=int, default=3, help="cold rounds (bare, then arena); medians are reported")
     parser.add_argument("--round-trips", type=int, default=200)
+    parser.add_argument("--instances", type=int, help="passed to `arena check` (default: its own default)")
     args = parser.parse_args()
+    sampled = ("--instances", str(args.instances)) if args.instances else ()
     bare_times: list[float] = []
     cold_times: list[float] = []
     ratios: list[float] = []
@@ -149,15 +163,16 @@ def main() -> None:
         for round_number in range(args.rounds):
             bare_s, reward = bare_script(cold_copy(args.package, Path(folder) / f"bare-{round_number}"))
             package_dir = cold_copy(args.package, Path(folder) / f"arena-{round_number}")
-            cold_s, trials = arena_check(package_dir, "--no-cache")
+            cold_s, records = arena_check(package_dir, "--no-cache", *sampled)
+            trials = len(records)
             bare_times.append(bare_s)
             cold_times.append(cold_s)
             ratios.append(cold_s / bare_s)
             print(f"round {round_number + 1}: bare {bare_s:.2f} s, arena cold {cold_s:.2f} s ({cold_s / bare_s:.2f}x)",
                   flush=True)
-        rerun_s, _ = arena_check(package_dir, "--no-cache")
-        arena_check(package_dir)  # fills the results cache
-        warm_s, _ = arena_check(package_dir)
+        rerun_s, _ = arena_check(package_dir, "--no-cache", *sampled)
+        arena_check(package_dir, *sampled)  # fills the results cache
+        warm_s, _ = arena_check(package_dir, *sampled)
         clean_up()
         ours, sdk, cli = round_trips(args.package, args.round_trips)
         clean_up()
@@ -167,8 +182,12 @@ def main() -> None:
     print(f"arena check (cold):          {cold_s:6.2f} s  (median of {args.rounds}; {trials} trials)")
     print(f"arena check (image cached):  {rerun_s:6.2f} s  (every trial runs again: --no-cache)")
     print(f"arena check (warm):          {warm_s:6.2f} s  (unchanged package: results reused)")
+    print(f"trials:                      {trials} (target >= 20)")
     print(f"ratio cold arena / bare:     {ratio:.2f}x (median of the rounds' ratios; range {min(ratios):.2f}-"
-          f"{max(ratios):.2f}) with {trials}x the trials (target <= 1.5x, >= 6x)")
+          f"{max(ratios):.2f}) with {trials}x the trials (target <= 1.5x)")
+    print(f"load average at the end:     {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} cores")
+    print("what each trial kind cost (last cold round, summed trial seconds):")
+    print("\n".join(probe_costs(records)))
     print(f"ratio warm / cold:           {warm_s / cold_s:.2f}  (image cached, trials rerun: {rerun_s / cold_s:.2f})")
     print(f"command round trip: channel {ours * 1000:.2f} ms; docker-py exec_run {sdk * 1000:.2f} ms "
           f"(the fair baseline: channel {sdk / ours:.1f}x faster); docker exec CLI {cli * 1000:.1f} ms "

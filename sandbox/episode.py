@@ -25,6 +25,7 @@ from sandbox.layout import WORKSPACE
 from sandbox.outcomes import EpisodeResult, InitialState
 from sandbox.session import EpisodeSession
 from sandbox.verification import verify_into
+from sandbox.workspace_files import WorkspaceFile
 from taskpkg.model import TaskPackage
 
 __all__ = ["EpisodeResult", "EpisodeSession", "InitialState", "Sandbox"]
@@ -67,25 +68,26 @@ class Sandbox:
     def open_episode(self, package: TaskPackage, instance: int, agent_name: str, *,
                      provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
                      share_initial: Callable[[InitialState], None] | None = None,
-                     verifier_command: list[str] | None = None) -> EpisodeSession:
+                     verifier_command: list[str] | None = None, keep_files: bool = False) -> EpisodeSession:
         """A step-wise episode (not started yet): call start(), then step() per action, then finish().
 
         `start_from` skips the generator: the agent container starts from that committed instance (the fast path
         for rollouts). `share_initial` is called with this episode's instance committed right after setup (before
         the agent's files arrive), for other episodes to start from; the callee owns it and must release() it.
         `verifier_command` replaces `python3 -I verifier.py` (validation's traced run; never for scores).
+        `keep_files` keeps /workspace as made (unless started from a committed instance) and as left, on the result.
         """
         return EpisodeSession(self, package, instance, agent_name, provision=provision, start_from=start_from,
-                              share_initial=share_initial, verifier_command=verifier_command)
+                              share_initial=share_initial, verifier_command=verifier_command, keep_files=keep_files)
 
     def run_episode(self, package: TaskPackage, instance: int, agent: Agent, *,
                     start_from: InitialState | None = None,
                     share_initial: Callable[[InitialState], None] | None = None,
-                    verifier_command: list[str] | None = None) -> EpisodeResult:
+                    verifier_command: list[str] | None = None, keep_files: bool = False) -> EpisodeResult:
         """One full episode of a pull-style `agent` (agent.act(observation) -> action), driven over a session."""
         with self.open_episode(package, instance, agent.name, provision=agent.provision(package),
                                start_from=start_from, share_initial=share_initial,
-                               verifier_command=verifier_command) as session:
+                               verifier_command=verifier_command, keep_files=keep_files) as session:
             observation = session.start()
             while observation is not None and not session.done:
                 try:
@@ -96,14 +98,17 @@ class Sandbox:
                 observation = session.step(action)
             return session.finish()
 
-    def score_initial(self, package: TaskPackage, initial: InitialState, agent_name: str = "nop") -> EpisodeResult:
-        """Verify an untouched instance: the episode of an agent that does nothing, without running one."""
+    def score_initial(self, package: TaskPackage, initial: InitialState, agent_name: str = "nop",
+                      files: dict[str, WorkspaceFile] | None = None) -> EpisodeResult:
+        """Verify an untouched instance: the episode of an agent that does nothing, without running one. With
+        `files`, they are written into its /workspace first (over what is there): the episode of an agent that wrote
+        exactly them, verified without a container of its own."""
         result = EpisodeResult(package.name, initial.instance, agent_name, outcome="scored",
                                prompt_values=initial.prompt_values)
         started = time.perf_counter()
         made: list[str] = []
         try:
-            verify_into(result, self.tracker, self.session, initial.image, package, made)
+            verify_into(result, self.tracker, self.session, initial.image, package, made, files=files)
             result.timings["verify_s"] = time.perf_counter() - started
             return result
         finally:

@@ -26,6 +26,8 @@ class EpisodeResult:
     timings: dict[str, float] = field(default_factory=dict)
     peak_memory_mb: float | None = None
     conversation: list[dict] = field(default_factory=list)  # a model agent's messages, for people (never verified)
+    initial_files: dict | None = None  # /workspace after setup and at the end, where the driver asked to keep them
+    final_files: dict | None = None  # (path -> sandbox.workspace_files.WorkspaceFile; None when not kept)
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,7 @@ from sandbox.layout import AGENT_USER, WORKSPACE
 from sandbox.outcomes import EpisodeResult, InitialState
 from sandbox.storage import StorageWatch
 from sandbox.verification import verify_into
+from sandbox.workspace_files import read_workspace
 from taskpkg.model import ScenePrompt, TaskPackage
 
 if TYPE_CHECKING:
@@ -51,9 +52,10 @@ class EpisodeSession:
     def __init__(self, sandbox: Sandbox, package: TaskPackage, instance: int, agent_name: str, *,
                  provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
                  share_initial: Callable[[InitialState], None] | None = None,
-                 verifier_command: list[str] | None = None) -> None:
+                 verifier_command: list[str] | None = None, keep_files: bool = False) -> None:
         self.sandbox = sandbox
         self._verifier_command = verifier_command  # validation's traced verifier run (sandbox.verification)
+        self._keep_files = keep_files
         self.package = package
         self.result = EpisodeResult(package.name, instance, agent_name, outcome="scored")
         self._provision = provision or {}
@@ -186,6 +188,8 @@ class EpisodeSession:
                 if self._storage_exceeded():
                     return self.result
                 self._container.kill()  # every process the agent left dies before its state is frozen
+                if self._keep_files:
+                    self.result.final_files = read_workspace(self._container)
                 snapshot = self._commit(self._container)
                 verify_started = time.perf_counter()
                 self._verify(snapshot)
@@ -271,6 +275,8 @@ class EpisodeSession:
         with root_channel(client, self._container) as root:
             self.result.prompt_values = generate(root, self.package, self.result.instance)
             scenes = scenes_for(self.package, self.result.prompt_values)
+            if self._keep_files:
+                self.result.initial_files = read_workspace(self._container)
             if self._share_initial is not None:
                 image = self._commit(self._container, keep=True)
                 self._share_initial(InitialState(self.package.name, self.result.instance, image,

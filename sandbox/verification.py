@@ -21,6 +21,7 @@ from sandbox.layout import OUTPUT, VERIFIER, VERIFIER_DIR, WORKSPACE
 from sandbox.outcomes import EpisodeResult
 from sandbox.reward import MAX_REWARD_BYTES, Reward, VerifierError, parse_reward
 from sandbox.streams import STDERR, MultiplexedSocket
+from sandbox.workspace_files import WorkspaceFile, workspace_archive
 from taskpkg.model import TaskPackage
 
 LOADER_MARKER = "ARENA-VERIFIER"
@@ -29,9 +30,11 @@ STDERR_TAIL_BYTES = 8192
 
 
 def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int,
-                    made: list[str], command: list[str] | None = None) -> Reward:
-    """Score the snapshot image for `instance`; the container's id joins `made` for removal. `command` replaces
-    `python3 -I verifier.py` (validation's traced run of the verifier; never used for scores).
+                    made: list[str], command: list[str] | None = None,
+                    files: dict[str, WorkspaceFile] | None = None) -> Reward:
+    """Score the snapshot image for `instance`, with `files` written into its /workspace first where given; the
+    container's id joins `made` for removal. `command` replaces `python3 -I verifier.py` (validation's traced run of
+    the verifier; never used for scores).
 
     Raises VerifierError when the verifier did not produce a valid reward (never scored as 0 or 1).
     """
@@ -41,6 +44,8 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
                                  entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
                                  environment=environment, stdin=True)
     made.append(container.id)
+    if files:
+        container.put_archive("/", workspace_archive(files))
     stdout, stderr, timed_out = _run_to_end(tracker.client, container, _verifier_request(package, command),
                                             package.limits.verifier_timeout_s)
     if timed_out:
@@ -56,10 +61,12 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
 
 
 def verify_into(result: EpisodeResult, tracker: Tracker, session: str, snapshot: str, package: TaskPackage,
-                made: list[str], command: list[str] | None = None) -> None:
-    """Verify the snapshot and record the reward (or the verifier's error) on `result`."""
+                made: list[str], command: list[str] | None = None,
+                files: dict[str, WorkspaceFile] | None = None) -> None:
+    """Verify the snapshot (with `files` written over it) and record the reward, or the verifier's error, on
+    `result`. `command` is validation's traced verifier run."""
     try:
-        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made, command)
+        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made, command, files)
         result.reward, result.details = reward.value, reward.details
     except VerifierError as exc:
         result.outcome, result.error = "verifier_error", str(exc)

@@ -204,4 +204,4 @@ def test_dynamic_checks_pass_on_the_real_engine(engine: object, package: Path) -
     with Sandbox(engine) as sandbox:
         result = run_dynamic_checks(loaded, sandbox, instances=2)
     assert [d.to_dict() for d in result.diagnostics if d.severity.value != "info"] == []
-    assert all(t["outcome"] == "ok" for t in result.trials)
+    assert all(t["outcome"] in ("ok", "skipped") for t in result.trials)

@@ -68,7 +68,8 @@ def _trials_table(trials: list[dict]) -> str:
             "| check | agent | instance | outcome | reward | time |", "|---|---|---|---|---|---|"]
     for t in trials:
         reward = "-" if t["reward"] is None else f"{t['reward']:g}"
-        rows.append(f"| {t['check_id']} | `{md_escape(t['agent'])}` | {t['instance']} | {t['outcome']} | {reward} | "
+        instance = f"{t['instance']} (from {t['donor']})" if "donor" in t else t["instance"]
+        rows.append(f"| {t['check_id']} | `{md_escape(t['agent'])}` | {instance} | {t['outcome']} | {reward} | "
                     f"{t['duration_s']:.1f} s |")
     return "\n".join([*rows, "", "</details>"])
 

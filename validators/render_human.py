@@ -43,12 +43,27 @@ def _render_package(package: PackageReport, console: Console, verbose: bool) -> 
         console.print(Text(f"  {hidden} note(s) hidden; --verbose shows them", style="dim"))
     if package.trials:
         ok = sum(t["outcome"] == "ok" for t in package.trials)
+        skipped = sum(t["outcome"] == "skipped" for t in package.trials)
         reused = (f" (results of {package.dynamic_cached_at}: nothing changed since; --no-cache runs them again)"
                   if package.dynamic_cached_at else "")
-        console.print(Text(f"  {len(package.trials)} trials in the sandbox: {ok} as expected{reused}", style="dim"))
+        console.print(Text(f"  {len(package.trials)} trials in the sandbox: {ok} as expected"
+                           f"{f', {skipped} skipped (nothing to submit)' if skipped else ''}{reused}", style="dim"))
+        if verbose:
+            used = sorted({t["instance"] for t in package.trials} | {t["donor"] for t in package.trials
+                                                                      if "donor" in t})
+            console.print(Text(f"  instances used: {', '.join(map(str, used))}", style="dim"))
     for trial in package.trials:
-        if verbose or trial["outcome"] != "ok":
-            style = "dim" if trial["outcome"] == "ok" else "red"
-            console.print(Text(f"  {trial['check_id']} {trial['agent']} on instance {trial['instance']}: "
-                               f"{trial['outcome']}, reward {trial['reward']}, {trial['duration_s']:.1f} s",
-                               style=style))
+        expected = trial["outcome"] in ("ok", "skipped")
+        if verbose or not expected:
+            console.print(Text(f"  {trial_line(trial)}", style="dim" if expected else "red"))
+    summaries = {t["summary"] for t in package.trials if t.get("summary")}
+    for summary in sorted(summaries) if verbose else ():
+        console.print(Text(f"  {summary}", style="dim"))
+
+
+def trial_line(trial: dict) -> str:
+    """One trial in words: check, agent, the instance it ran on (and the one its answer came from), what it gave."""
+    donor = f" (answer from instance {trial['donor']})" if "donor" in trial else ""
+    note = f"; {trial['note']}" if trial.get("note") else ""
+    return (f"{trial['check_id']} {trial['agent']} on instance {trial['instance']}{donor}: {trial['outcome']}, "
+            f"reward {trial['reward']}, {trial['duration_s']:.1f} s{note}")

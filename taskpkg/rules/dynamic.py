@@ -68,8 +68,8 @@ ARENA703 = Rule(
 
 ARENA704 = Rule(
     "ARENA704", DYNAMIC, E, "same instance, different result",
-    doc="One instance is made and solved twice from scratch; the prompt's values, the reward and the verifier's "
-        "details must be identical, or training sees noise.",
+    doc="One instance is made and solved twice from scratch; the reward and the verifier's details must be "
+        "identical, or training sees noise (the instance itself, its files and prompt values, is ARENA715's).",
     advice="Make the generator, oracle and verifier deterministic in `ARENA_INSTANCE` (no clock, no unseeded "
            "randomness).",
     messages=one("instance {instance} run twice gave different {what}: {first} vs {second}",
@@ -234,4 +234,90 @@ ARENA712 = Rule(
     failing=example(Replace(DOCKERFILE, "WORKDIR /workspace", "RUN chown agent /usr/local/bin\nWORKDIR /workspace"),
                     probes=("steer-verifier",)),
     passing=example(Keep(DOCKERFILE, "WORKDIR /workspace"), probes=("steer-verifier",)),
+)
+
+_EXPECTED = '    expected = sum(build_instance(int(os.environ["ARENA_INSTANCE"])))'
+_ANSWER_FIX = ("Rebuild the truth from ARENA_INSTANCE alone (as the generator does) and compare every record of the "
+               "answer with it, all or in full; never read the truth back from files the agent can edit.")
+
+ARENA713 = Rule(
+    "ARENA713", DYNAMIC, E, "verifier trusts inputs the agent rewrote",
+    doc="The `rewritten-inputs` probe writes another instance's whole final workspace (its input files and the "
+        "oracle's answer to them) over an instance's, and submits it. A verifier that rebuilds the truth from "
+        "`ARENA_INSTANCE` scores it as it scores the other instance's answer alone (`replay`); one that recomputes the "
+        "truth from the workspace's inputs scores it 1, so an agent could rewrite the inputs to fit any answer.",
+    advice="Rebuild the instance's truth from ARENA_INSTANCE in the verifier; never recompute it from workspace files.",
+    messages=one("on instance {instance}, instance {donor}'s inputs and answer written over the workspace scored "
+                 "{reward}, its answer alone {alone}: the verifier recomputes the truth from files the agent can edit",
+                 _ANSWER_FIX),
+    failing=example(Replace(VERIFIER, _EXPECTED, '    expected = sum(int(x) for x in (Path(os.environ.get('
+                                                 '"ARENA_WORKSPACE", "/workspace")) / "numbers.txt").read_text()'
+                                                 '.split())'), probes=("rewritten-inputs",), instances=2),
+    passing=example(Keep(VERIFIER, _EXPECTED), probes=("rewritten-inputs",), instances=2),
+)
+
+ARENA714 = Rule(
+    "ARENA714", DYNAMIC, E, "near-miss or replayed answer scores full",
+    doc="The `near-miss` probe submits the oracle's answer with one record (a CSV row, a JSON list entry, a line) "
+        "changed, dropped or added, one kind per instance over three instances, and verifies the first of them three "
+        "times: each must score below 1, and the same frozen state must get the same reward every time (a random "
+        "spot check does not). The `replay` probe submits the oracle's answer of one instance on another: it must "
+        "score no more than the do-nothing floor.",
+    advice="Compare the whole answer with the truth of this instance: every record, none missing, none extra.",
+    messages={
+        "near_miss": Message("on instance {instance}, the oracle's answer with {what} scored {reward}: a wrong answer "
+                             "gets full marks", _ANSWER_FIX),
+        "unstable": Message("on instance {instance}, the oracle's answer with {what}, one frozen state, was verified "
+                            "three times and scored {rewards}", "Check every record, not a random sample: the same "
+                            "state must always get the same reward."),
+        "replay": Message("the oracle's answer of instance {donor}, submitted on instance {instance}, scored {reward} "
+                          "(floor {floor}): the verifier checks the answer's shape, not that it is this instance's",
+                          _ANSWER_FIX),
+    },
+    failing=example(Replace(VERIFIER, "    if text != str(expected):", '    if not text.lstrip("-").isdigit():'),
+                    probes=("near-miss", "replay"), instances=2),
+    passing=example(Keep(VERIFIER, "    if text != str(expected):"), probes=("near-miss", "replay"), instances=2),
+)
+
+ARENA715 = Rule(
+    "ARENA715", DYNAMIC, E, "instances are not what they claim",
+    doc="One instance made twice must be byte-identical in its files and prompt values; the instances sampled (the "
+        "oracle's, eight by default) must differ pairwise in files or prompt values, and the oracle's answers to them "
+        "must not all be equal. A generator that ignores `ARENA_INSTANCE`, or a task with one answer, trains "
+        "memorising, not solving.",
+    advice="Derive every instance's data, and so its answer, from ARENA_INSTANCE alone "
+           "(random.Random(f\"name/{index}\")).",
+    messages={
+        "irreproducible": Message("instance {instance} made twice differs in {what}",
+                                  "Derive every random choice from ARENA_INSTANCE; no clock, no unseeded randomness, "
+                                  "no set or dict order that varies."),
+        "same_instance": Message("instances {first} and {second} are identical in every file and prompt value (of "
+                                 "{count} sampled): the generator ignores ARENA_INSTANCE",
+                                 "Seed the generator from ARENA_INSTANCE (random.Random(f\"name/{{index}}\"))."),
+        "same_answer": Message("the oracle's answer ({files}) is the same on all {count} instances sampled",
+                               "Make the answer depend on the instance's data, so that it has to be worked out."),
+    },
+    failing=example(Replace(GENERATOR, 'build_instance(int(os.environ["ARENA_INSTANCE"]))', "build_instance(0)"),
+                    Replace(VERIFIER, 'build_instance(int(os.environ["ARENA_INSTANCE"]))', "build_instance(0)"),
+                    instances=2),
+    passing=example(Keep(GENERATOR, 'build_instance(int(os.environ["ARENA_INSTANCE"]))'), instances=2),
+)
+
+ARENA716 = Rule(
+    "ARENA716", DYNAMIC, W, "a constant answer scores well above the floor",
+    doc="The `constant-answer` probe submits the commonest answer shape on every instance sampled: every label-like "
+        "field of the answer (a CSV column or JSON key with few distinct values) set to its commonest value, or, "
+        "where there is none, the oracle's commonest whole answer. Its mean and best instance are shown with "
+        "`arena check -v`; a mean of 0.25 or more above the do-nothing floor means a policy that never looks at the "
+        "instance earns that share of the reward.",
+    advice="Give credit only for what shows the task was solved: no marks for the format or the commonest label.",
+    messages=one("a constant answer ({what}) scored {mean:.2f} on average over {count} instance(s) (best {best} on "
+                 "instance {instance}), against the do-nothing floor {floor}",
+                 "Score what only solving gets right: weigh the rare labels, or give no partial credit for a "
+                 "well-formed answer."),
+    failing=example(Replace(VERIFIER, '        return {"reward": 0.0, "details": {"reason": "wrong sum", "got": '
+                                      'text[:40]}}',
+                            '        return {"reward": 0.5 if text.lstrip("-").isdigit() else 0.0, "details": '
+                            '{"reason": "wrong sum", "got": text[:40]}}'), probes=("constant-answer",), instances=2),
+    passing=example(Keep(VERIFIER, "    if text != str(expected):"), probes=("constant-answer",), instances=2),
 )

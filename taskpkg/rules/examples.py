@@ -183,13 +183,14 @@ class Grow:
 @dataclass(frozen=True)
 class Example:
     """A package that shows a rule: the base package with `changes` made, and for dynamic rules the tamper `probes`
-    to run besides the core trials. An example no package can show has a `situation` instead, and `tested_by` names
-    the test (tests/FILE.py::NAME) that creates the situation and asserts the rule."""
+    to run besides the core trials, on `instances` instances. An example no package can show has a `situation`
+    instead, and `tested_by` names the test (tests/FILE.py::NAME) that creates the situation and asserts the rule."""
 
     changes: tuple[Change, ...] = ()
     probes: tuple[str, ...] = ()
     situation: str = ""
     tested_by: str = ""
+    instances: int = 1
 
     def __post_init__(self) -> None:
         if bool(self.situation) != bool(self.tested_by) or (self.situation and self.changes):
@@ -209,9 +210,9 @@ class Example:
         return not self.situation and all(isinstance(change, Keep) for change in self.changes)
 
 
-def example(*changes: Change, probes: tuple[str, ...] = ()) -> Example:
-    """An example made of changes to the base package."""
-    return Example(tuple(changes), probes)
+def example(*changes: Change, probes: tuple[str, ...] = (), instances: int = 1) -> Example:
+    """An example made of changes to the base package (dynamic: run with `probes`, on `instances` instances)."""
+    return Example(tuple(changes), probes, instances=instances)
 
 
 def situation(text: str, tested_by: str) -> Example:

@@ -1,5 +1,6 @@
 """Dynamic checks on a real engine: build, oracle, do-nothing floor, determinism, isolation, leaks, tamper suite,
-what the agent can read (validators.dynamic.readable) and what it can write that steers the verifier (.steering)."""
+what the agent can read (validators.dynamic.readable), what it can write that steers the verifier (.steering) and the
+answer probes (.answer_probes)."""
 
 from __future__ import annotations
 
@@ -32,6 +33,14 @@ from taskpkg.rules.dynamic import (
 )
 from taskpkg.rules.infrastructure import ARENA901
 from validators.agents import nop_agent, oracle_agent
+from validators.dynamic.answer_probes import (
+    Answers,
+    AnswerTrial,
+    constant_summary,
+    distinctness_findings,
+    judge_answer_trials,
+    plan_answer_trials,
+)
 from validators.dynamic.leaks import scan_image
 from validators.dynamic.probes import PROBES
 from validators.dynamic.readable import image_created, judge_reading, read_agent
@@ -39,7 +48,8 @@ from validators.dynamic.setup_errors import setup_findings
 from validators.dynamic.steering import TRACE_COMMAND, judge_steering, steer_agent
 
 NOP_FLOOR = 0.0
-DEFAULT_INSTANCES = 3
+DEFAULT_INSTANCES = 8  # the oracle's; ARENA715 compares them all, the constant-answer probe is scored on them all
+NOP_INSTANCES = 3  # the do-nothing floor is verified on the first of them
 MAX_WORKERS = 4
 SLOW_ORACLE_SHARE = 0.5
 HEAVY_ORACLE_SHARE = 0.7
@@ -52,10 +62,11 @@ class PlannedTrial:
     """One episode to run, and the check it serves."""
 
     rule: Rule
-    role: str  # oracle, nop, repeat, probe, read or steer
+    role: str  # oracle, nop, repeat, probe, read, steer or answer
     instance: int
-    make_agent: Callable[[], Agent]
+    make_agent: Callable[[], Agent]  # (an answer trial runs no agent)
     verifier_command: tuple[str, ...] | None = None  # a traced verifier run (steer), else the verifier as scored
+    answer: AnswerTrial | None = None
 
     @property
     def check_id(self) -> str:
@@ -81,19 +92,23 @@ def pick_instances(count: int, wanted: int) -> list[int]:
 
 def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | None = None,
          image_created: float = 0.0) -> list[PlannedTrial]:
-    """Every trial of the dynamic checks (all probes unless named), in the order they are reported. The tamper
-    probes run on the first instance; the reading and steering probes (which run the oracle) on every one."""
+    """Every trial of the dynamic checks (all probes, tamper, reading, steering and answer, unless named), in the order
+    they are reported. The tamper probes run on the first instance; the reading and steering probes (which run the
+    oracle) on the first three; the answer trials come last: they wait for every oracle trial."""
     first = instances[0]
     trials = [PlannedTrial(ARENA702, "oracle", i, lambda: oracle_agent(package)) for i in instances]
-    trials += [PlannedTrial(ARENA703, "nop", i, nop_agent) for i in instances]
+    trials += [PlannedTrial(ARENA703, "nop", i, nop_agent) for i in instances[:NOP_INSTANCES]]
     trials.append(PlannedTrial(ARENA704, "repeat", first, lambda: oracle_agent(package)))
     trials += [PlannedTrial(ARENA705 if name == "reach-network" else ARENA707, "probe", first, factory)
                for name, factory in PROBES.items() if probes is None or name in probes]
+    probed = instances[:NOP_INSTANCES]
     if probes is None or READ_PROBE in probes:
-        trials += [PlannedTrial(ARENA711, "read", i, lambda: read_agent(package, image_created)) for i in instances]
+        trials += [PlannedTrial(ARENA711, "read", i, lambda: read_agent(package, image_created)) for i in probed]
     if probes is None or STEER_PROBE in probes:
         trials += [PlannedTrial(ARENA712, "steer", i, lambda: steer_agent(package), tuple(TRACE_COMMAND))
-                   for i in instances]
+                   for i in probed]
+    trials += [PlannedTrial(t.rule, "answer", t.instance, nop_agent, answer=t)
+               for t in plan_answer_trials(instances, probes)]
     return trials
 
 
@@ -135,7 +150,9 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
     judged = [_judge(package, trial, result, oracle_runs) for trial, result in zip(planned, results, strict=True)]
     for found, _ in judged:
         diagnostics.extend(d for d in found if d not in diagnostics)
-    return DynamicResult(diagnostics, [record for _, record in judged], built.cached)
+    records = [record for _, record in judged]
+    diagnostics += _judge_answers(package, planned, results, records, trials)
+    return DynamicResult(diagnostics, records, built.cached)
 
 
 class _TrialRunner:
@@ -148,6 +165,9 @@ class _TrialRunner:
         self.sandbox = sandbox
         self.on_trial = on_trial
         self._shared: dict[int, Future[InitialState | None]] = {}
+        self._oracle: dict[int, Future[EpisodeResult]] = {}
+        self.answers: Answers | None = None
+        self.notes: dict[AnswerTrial, str] = {}
         self._setup_failed: dict[int, EpisodeResult] = {}
         self._lock = threading.Lock()
 
@@ -156,7 +176,9 @@ class _TrialRunner:
         if trial.role == "oracle":
             result = self._run_sharing(trial)
         elif trial.role == "repeat":
-            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent())
+            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(), keep_files=True)
+        elif trial.answer is not None:
+            result = self._run_answer(trial.answer)
         else:
             state = self._shared_state(trial.instance).result()
             agent = trial.make_agent()
@@ -178,15 +200,43 @@ class _TrialRunner:
 
     def _run_sharing(self, trial: PlannedTrial) -> EpisodeResult:
         shared = self._shared_state(trial.instance)
+        finished = self._oracle_run(trial.instance)
         try:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(),
-                                              share_initial=shared.set_result)
+                                              share_initial=shared.set_result, keep_files=True)
             if result.outcome == "setup_error":
                 self._setup_failed[trial.instance] = result
+            finished.set_result(result)
             return result
         finally:
             if not shared.done():
                 shared.set_result(None)
+            if not finished.done():
+                finished.set_exception(RuntimeError(f"the oracle's trial on instance {trial.instance} failed"))
+
+    def _run_answer(self, trial: AnswerTrial) -> EpisodeResult:
+        """Verify an answer probe's submission on its instance's shared initial state (once the oracle is done)."""
+        with self._lock:
+            oracle_runs = dict(self._oracle)
+        if self.answers is None:
+            answers = Answers({instance: future.result() for instance, future in oracle_runs.items()})
+            with self._lock:
+                self.answers = self.answers or answers
+        try:
+            files, note = self.answers.submission(trial)  # type: ignore[union-attr]
+        except Exception as exc:  # a fault in the arena's own probe: ARENA901, not the package's finding
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, "agent_error",
+                                 error=f"the answer probe {trial.agent} failed: {exc!r}")
+        self.notes[trial] = note
+        state = self._shared_state(trial.instance).result() if files is not None else None
+        if files is None or state is None:
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, "skipped",
+                                 error=note if files is None else "the instance was not made")
+        return self.sandbox.score_initial(self.package, state, trial.agent, files=files)
+
+    def _oracle_run(self, instance: int) -> Future[EpisodeResult]:
+        with self._lock:
+            return self._oracle.setdefault(instance, Future())
 
     def _shared_state(self, instance: int) -> Future[InitialState | None]:
         with self._lock:
@@ -196,9 +246,13 @@ class _TrialRunner:
         """Wake every trial still waiting for a shared instance: there will be none."""
         with self._lock:
             waiting = [f for f in self._shared.values() if not f.done()]
+            oracles = [f for f in self._oracle.values() if not f.done()]
         for future in waiting:
             with contextlib.suppress(InvalidStateError):
                 future.set_result(None)
+        for oracle in oracles:
+            with contextlib.suppress(InvalidStateError):
+                oracle.set_exception(RuntimeError("the checks were abandoned"))
 
     def release(self) -> None:
         """Hand every shared instance back to the sandbox."""
@@ -214,6 +268,8 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
            oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict]:
     found: list[Diagnostic] = []
     trial_of = {"agent": result.agent, "instance": result.instance}
+    if result.outcome == "skipped":
+        return found, {**_record(trial, result, "skipped"), "note": result.error}
     if result.outcome == "setup_error":
         found += setup_findings(package, result)
     elif result.outcome == "verifier_error" and trial.role == "steer":
@@ -234,6 +290,8 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
         found += judge_reading(package, result, NOP_FLOOR)
     elif trial.role == "steer":
         found += judge_steering(result)
+    elif trial.role == "answer":
+        pass  # judged together: _judge_answers
     elif result.reward is not None and result.reward > NOP_FLOOR:
         scored = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
                   "details": _short(result.details)}
@@ -271,13 +329,38 @@ def _judge_oracle(package: TaskPackage, result: EpisodeResult) -> list[Diagnosti
 
 
 def _judge_repeat(first: EpisodeResult, again: EpisodeResult) -> list[Diagnostic]:
-    differences = [name for name, a, b in (("prompt values", first.prompt_values, again.prompt_values),
-                                           ("reward", first.reward, again.reward),
+    differences = [name for name, a, b in (("reward", first.reward, again.reward),
                                            ("details", first.details, again.details)) if a != b]
     if not differences:
         return []
     return [ARENA704.found("verifier.py", instance=first.instance, what=", ".join(differences),
                            first=_short(first.details), second=_short(again.details))]
+
+
+def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: list[EpisodeResult],
+                   records: list[dict], runner: _TrialRunner) -> list[Diagnostic]:
+    """ARENA713-716: the answer probes' results taken together, and the instances the oracle's trials made. The
+    answer trials' records get what each submitted, and the ones a finding rests on are marked failed."""
+    oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == "oracle"}
+    repeat = next((r for t, r in zip(planned, results, strict=True) if t.role == "repeat"), None)
+    found = distinctness_findings(package, oracle_runs, repeat, runner.answers or Answers(oracle_runs))
+    positions = [i for i, t in enumerate(planned) if t.answer is not None]
+    if not positions:
+        return found
+    trials = [planned[i].answer for i in positions]
+    answer_results = [results[i] for i in positions]
+    notes = [runner.notes.get(t, "") for t in trials]  # type: ignore[arg-type]
+    judged = judge_answer_trials(trials, answer_results, notes, NOP_FLOOR)  # type: ignore[arg-type]
+    summary = constant_summary(trials, answer_results, notes)  # type: ignore[arg-type]
+    for k, i in enumerate(positions):
+        records[i]["note"] = notes[k][:500]
+        if trials[k].donor is not None:  # type: ignore[union-attr]
+            records[i]["donor"] = trials[k].donor  # type: ignore[union-attr]
+        if summary and trials[k].probe == "constant-answer":  # type: ignore[union-attr]
+            records[i]["summary"] = summary[:1000]
+        if k in judged.failed and records[i]["outcome"] == "ok":
+            records[i]["outcome"] = "failed"
+    return found + judged.diagnostics
 
 
 def _judge_isolation(result: EpisodeResult) -> list[Diagnostic]:
