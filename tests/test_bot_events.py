@@ -124,6 +124,20 @@ def test_workflow_run_resolves_the_pr_from_the_run_never_from_the_artifact() -> 
     assert published.note and "broken" in published.note  # why the report was rejected goes to the log too
 
 
+@pytest.mark.parametrize(("changed_at", "trusted"), [("2025-12-31T00:00:00Z", True), ("2026-01-01T00:00:00Z", False),
+                                                     ("not a time", False)])
+def test_a_base_change_near_the_run_or_unreadable_forbids_its_verdict(changed_at: str, trusted: bool) -> None:
+    run = {"action": "completed", "workflow_run": {"id": 7, "run_attempt": 1, "event": "pull_request",
+                                                   "head_sha": PULL.head_sha, "head_branch": "branch",
+                                                   "conclusion": "success", "created_at": "2026-01-01T00:00:00Z",
+                                                   "head_repository": {"full_name": "alice/arena"}}}
+    facts = Facts(pulls_by_head=[PULL], files=["environments/ab-cd/task.md"], report_error="broken",
+                  base_changes=[changed_at], fetched={"pulls_by_head", "files", "report", "base_changes"})
+    (published,) = decide("workflow_run", run, facts, CFG)
+    assert isinstance(published, Publish)
+    assert ("base branch changed" in (published.note or "")) is not trusted, published.note
+
+
 def test_ordering_of_sticky_states() -> None:
     old = StickyState(fake_sha(1), "main", "fail", "ab-cd", 5, 1)
     assert supersedes(StickyState(fake_sha(2), "main", "pending"), old)  # a new head always wins
