@@ -21,16 +21,21 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(2100)]
 
 
 def arena_train(out: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run([ARENA, "train", str(FLAT), "--recipe", "cpu-small", "--out", str(out), "--steps", "1",
-                           *extra], capture_output=True, text=True, timeout=1500)
+    return subprocess.run(
+        [ARENA, "train", str(FLAT), "--recipe", "cpu-small", "--out", str(out), "--steps", "1", *extra],
+        capture_output=True,
+        text=True,
+        timeout=1500,
+    )
 
 
 def model_turns(transcript: dict) -> list[dict]:
     return [m for m in transcript["conversation"] if m["role"] == "assistant"]
 
 
-def test_a_verifier_that_never_varies_is_refused_then_trained_anyway_without_an_update(engine: object,
-                                                                                        tmp_path: Path) -> None:
+def test_a_verifier_that_never_varies_is_refused_then_trained_anyway_without_an_update(
+    engine: object, tmp_path: Path
+) -> None:
     out = tmp_path / "run"
     refused = arena_train(out)
     assert refused.returncode == 1, refused.stderr[-3000:]
@@ -40,22 +45,25 @@ def test_a_verifier_that_never_varies_is_refused_then_trained_anyway_without_an_
 
     again = arena_train(out)  # the same command again: the message names the one that trains anyway
     assert again.returncode == 1
-    assert (f"calibration stopped the run in this folder (too hard for the base model: it scored 0 on every "
-            f"calibration instance, so GRPO has no signal); to train anyway here, run: arena train {FLAT} --recipe "
-            f"cpu-small --out {out} --steps 1 --skip-calibration") in again.stderr
+    assert (
+        f"calibration stopped the run in this folder (too hard for the base model: it scored 0 on every "
+        f"calibration instance, so GRPO has no signal); to train anyway here, run: arena train {FLAT} --recipe "
+        f"cpu-small --out {out} --steps 1 --skip-calibration"
+    ) in again.stderr
 
     trained = arena_train(out, "--skip-calibration")  # no --resume needed
     assert trained.returncode == 1, trained.stderr[-3000:]
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"] == "no_effective_update" and manifest["steps"] == 1
     assert manifest["calibration"]["skipped"] and manifest["calibration"]["overridden"]["verdict"].startswith(
-        "too hard for the base model")
+        "too hard for the base model"
+    )
     evidence = manifest["update_evidence"]
     assert not evidence["effective"] and evidence["groups"] == 1 and evidence["groups_with_signal"] == 0
     assert evidence["signal_tokens"] == 0 and evidence["lora_b_tensors"] == 16 and evidence["lora_b_changed"] == 0
     assert evidence["rewards"] == {"judged": 4, "min": 0.0, "max": 0.0, "mean": 0.0}
     assert "adapter" not in manifest and not (out / "adapter").exists()  # nothing to score
-    block = trained.stderr[trained.stderr.index("run summary"):]
+    block = trained.stderr[trained.stderr.index("run summary") :]
     assert "groups with signal: 0 of 1 (0%)" in block and "LoRA-B tensors changed: 0 of 16" in block
     assert "verdict: no_effective_update: no effective update: no group of rollouts had rewards that differed" in block
     assert "the run is not scored" in trained.stderr

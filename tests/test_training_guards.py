@@ -34,8 +34,9 @@ def test_more_than_half_of_the_first_eight_rollouts_failing_stops_at_the_eighth(
     outcomes = ["verifier_error"] * 5 + ["scored"] * 3
     reasons = [window.add(o) for o in outcomes]
     assert reasons[:7] == [None] * 7  # the window is not full before the eighth rollout
-    assert reasons[7] is not None and reasons[7].startswith("5 of 8 consecutive rollouts (rollouts 1-8 of this run) "
-                                                            "ended in a verifier error: fix verifier.py")
+    assert reasons[7] is not None and reasons[7].startswith(
+        "5 of 8 consecutive rollouts (rollouts 1-8 of this run) ended in a verifier error: fix verifier.py"
+    )
 
 
 def test_a_verifier_failing_40_percent_of_the_time_is_stopped_by_a_later_window() -> None:
@@ -71,8 +72,14 @@ def test_setup_errors_are_counted_per_step_and_stop_the_run(tmp_path: Path) -> N
 
 def test_groups_with_signal_are_those_whose_judged_rewards_differ() -> None:
     spread = reward_spread([1.0, 1.0, None, 1.0, 0.0, 0.5, 0.5, None, None, None, None, None], 4)
-    assert spread == {"judged": 6, "reward_mean": round(4.0 / 6, 4), "reward_min": 0.0, "reward_max": 1.0,
-                      "groups": 3, "groups_with_signal": 1}
+    assert spread == {
+        "judged": 6,
+        "reward_mean": round(4.0 / 6, 4),
+        "reward_min": 0.0,
+        "reward_max": 1.0,
+        "groups": 3,
+        "groups_with_signal": 1,
+    }
 
 
 def test_a_run_with_equal_rewards_everywhere_has_no_effective_update(tmp_path: Path) -> None:
@@ -80,15 +87,25 @@ def test_a_run_with_equal_rewards_everywhere_has_no_effective_update(tmp_path: P
     for step in (1, 2):
         log.record([record("scored", 0.5)] * 4, [0.5] * 4)
         log.write_step(step, {"loss": 0.0, "grad_norm": 0.0, "tools/call_frequency": 1.0})
-    lora = {"lora_b_tensors": 8, "lora_b_changed": 0, "lora_a_tensors": 8, "lora_a_changed": 0, "max_change": 0.0,
-            "weights_finite": True}
+    lora = {
+        "lora_b_tensors": 8,
+        "lora_b_changed": 0,
+        "lora_a_tensors": 8,
+        "lora_a_changed": 0,
+        "max_change": 0.0,
+        "weights_finite": True,
+    }
     evidence = update_evidence(log.lines, lora)
     assert not evidence["effective"] and evidence["groups"] == 2 and evidence["groups_with_signal"] == 0
-    assert evidence["missing"] == ["no group of rollouts had rewards that differed (every advantage was 0)",
-                                   "no optimizer step had a non-zero gradient", "none of the 8 LoRA-B tensors changed"]
+    assert evidence["missing"] == [
+        "no group of rollouts had rewards that differed (every advantage was 0)",
+        "no optimizer step had a non-zero gradient",
+        "none of the 8 LoRA-B tensors changed",
+    ]
     assert no_update_reason(evidence).startswith("no effective update: no group of rollouts")
-    block = closing_block({"status": "no_effective_update", "reason": no_update_reason(evidence),
-                           "update_evidence": evidence})
+    block = closing_block(
+        {"status": "no_effective_update", "reason": no_update_reason(evidence), "update_evidence": evidence}
+    )
     assert "rewards: 8 judged, from 0.500 to 0.500 (mean 0.500)" in block
     assert "groups with signal: 0 of 2 (0%)" in block and "verdict: no_effective_update: no effective update" in block
 
@@ -125,8 +142,14 @@ def test_lora_change_counts_the_b_tensors_that_moved() -> None:
     model = Tiny()
     before = lora_snapshot(model)
     assert set(before) == {"lora_A", "lora_B", "other_lora_B"}
-    assert lora_change(before, model) == {"lora_b_tensors": 2, "lora_b_changed": 0, "lora_a_tensors": 1,
-                                          "lora_a_changed": 0, "max_change": 0.0, "weights_finite": True}
+    assert lora_change(before, model) == {
+        "lora_b_tensors": 2,
+        "lora_b_changed": 0,
+        "lora_a_tensors": 1,
+        "lora_a_changed": 0,
+        "max_change": 0.0,
+        "weights_finite": True,
+    }
     with torch.no_grad():
         model.lora_B[0, 0] = 0.25
     change = lora_change(before, model)
@@ -151,8 +174,10 @@ def test_a_job_whose_training_had_no_effective_update_stops_before_scoring(tmp_p
     job = JobRun(JobSpec("echo-word", "0" * 40, "cpu-small"), paths, lambda line: None, env={})
     failed = job._failure("train", 1)
     assert failed.status == "stopped" and failed.exit_code == 1
-    assert failed.reason.startswith("training had no effective update, so it was not scored: no effective update: "
-                                    "no group of rollouts had rewards that differed")
+    assert failed.reason.startswith(
+        "training had no effective update, so it was not scored: no effective update: "
+        "no group of rollouts had rewards that differed"
+    )
 
 
 # -- the environment TRL drives, on the real engine -------------------------------------------------------------------
@@ -195,8 +220,11 @@ def test_tool_argument_errors_cost_a_turn_and_the_model_is_told(sandbox: Sandbox
         assert "end_scene takes no arguments (unknown reason)" in extra
         assert "exit code 0" in environment.shell(command="echo fine")
         log = RunLog(tmp_path, 1, 1, group_size=1)
-        rewards = make_reward_function(pool, log)([environment], prompts=[[{"role": "user", "content": "go"}]],
-                                                  completions=[[{"role": "assistant", "content": "done"}]])
+        rewards = make_reward_function(pool, log)(
+            [environment],
+            prompts=[[{"role": "user", "content": "go"}]],
+            completions=[[{"role": "assistant", "content": "done"}]],
+        )
     finally:
         pool.close()
     assert rewards == [0.0]
@@ -210,8 +238,11 @@ def test_tool_argument_errors_cost_a_turn_and_the_model_is_told(sandbox: Sandbox
 
 @pytest.mark.slow
 def test_the_agent_clock_starts_at_its_first_action_not_at_reset(sandbox: Sandbox, tmp_path: Path) -> None:
-    package = package_with(tmp_path, ("task.md", "agent_timeout_s: 900", "agent_timeout_s: 2"),
-                           ("task.md", "oracle_timeout_s: 120", "oracle_timeout_s: 2"))
+    package = package_with(
+        tmp_path,
+        ("task.md", "agent_timeout_s: 900", "agent_timeout_s: 2"),
+        ("task.md", "oracle_timeout_s: 120", "oracle_timeout_s: 2"),
+    )
     pool = RolloutPool(sandbox, package, ToolSettings(), 2)
     try:
         environment = ArenaEnvironment(pool)
@@ -227,8 +258,14 @@ def test_the_agent_clock_starts_at_its_first_action_not_at_reset(sandbox: Sandbo
 
 
 def test_a_generator_that_fails_is_a_counted_setup_error(sandbox: Sandbox, tmp_path: Path) -> None:
-    package = package_with(tmp_path, ("instance/generate.py", "    numbers = build_instance",
-                                      "    raise SystemExit('no instance today')\n    numbers = build_instance"))
+    package = package_with(
+        tmp_path,
+        (
+            "instance/generate.py",
+            "    numbers = build_instance",
+            "    raise SystemExit('no instance today')\n    numbers = build_instance",
+        ),
+    )
     pool = RolloutPool(sandbox, package, ToolSettings(), 2)
     log = RunLog(tmp_path, 1, 0, group_size=4)
     verify = make_reward_function(pool, log)
