@@ -10,6 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from estimates import binomial
+from estimates.bootstrap import Estimate, mean_interval
+
 PASS = 1.0
 
 
@@ -41,3 +44,15 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 def signal_probability(p: float, g: int) -> float:
     """The chance that a group of g pass/fail samples at pass rate p is not constant: 1 - p**g - (1 - p)**g."""
     return 1.0 - p**g - (1.0 - p) ** g
+
+
+def pass_rate_estimate(counts: Sequence[tuple[int, int]], confidence: float = 0.95) -> Estimate:
+    """pass@1 over instances from (passes, judged samples) per instance: the mean of the instances' pass rates, with
+    the hull of a bootstrap interval over instances (their spread) and the exact interval over all samples pooled
+    (which stays honest where every sample agrees and the bootstrap has no spread to show)."""
+    rated = [(c, n) for c, n in counts if n]
+    if not rated:
+        raise ValueError("no judged samples")
+    spread = mean_interval([c / n for c, n in rated], confidence)
+    low, high = binomial.interval(sum(c for c, _ in rated), sum(n for _, n in rated), confidence)
+    return Estimate(spread.value, min(spread.low, low), max(spread.high, high), len(rated), confidence)

@@ -90,3 +90,12 @@ def test_paired_difference_resamples_instances_whole_and_is_seeded() -> None:
     single = paired_difference([[0.0]], [[1.0]])
     assert (single.low, single.high) == (-1.0, 1.0)  # one instance says nothing of the spread between instances
     assert mean_interval([0.2, 0.4]).to_dict()["interval"][0] >= 0.2
+
+
+def test_pass_at_one_keeps_an_honest_interval_when_every_sample_agrees() -> None:
+    from estimates.groups import pass_rate_estimate
+
+    none = pass_rate_estimate([(0, 4), (0, 4), (0, 4), (0, 4)])
+    assert none.value == 0 and none.low == 0 and none.high == pytest.approx(binomial.upper_bound(0, 16, 0.025))
+    mixed = pass_rate_estimate([(4, 4), (0, 4), (2, 4)])
+    assert mixed.value == pytest.approx(0.5) and mixed.low < 0.5 < mixed.high and mixed.units == 3

@@ -5,7 +5,7 @@ Artifacts in the output folder:
 - `adapter/` the LoRA adapter (written whole, then renamed into place);
 - `checkpoints/checkpoint-N/` for `--resume` (a preempted run continues from the newest complete one);
 - `metrics.jsonl` one line per step (reward, tool calls, verifier errors, episode timings, the trainer's numbers);
-- `transcripts/` sample rollouts; `calibration.json`, `heldout-check.json`;
+- `transcripts/` sample rollouts; `preflight.json`, `in-domain.json`, `segments.json`;
 - `manifest.json` written last: the package and image digests, commit, recipe and its hash, seeds, library
   versions, hardware, wall time and GPU-hours, and how the run ended.
 """
@@ -20,23 +20,25 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.backends import BackendError
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
 from taskpkg.digest import git_commit, tree_digest
 from taskpkg.model import TaskPackage
 from training.environment import RolloutPool
-from training.evaluate import PassRate, calibration_verdict, chat_settings, pass_rate
+from training.evaluate import chat_settings
+from training.in_domain import in_domain_lift
 from training.manifest import (
     folder_digest,
-    gpu_hours,
     hardware,
     library_versions,
     now_iso,
     write_json_atomically,
 )
 from training.metrics import Progress, RunLog
+from training.pins import check_pin, hub_snapshot
+from training.preflight import preflight_gate
 from training.recipe import Recipe
+from training.segments import SegmentClock
 from training.trainer import build_trainer, latest_checkpoint
 from training.warmup import warmed_base
 
@@ -111,7 +113,9 @@ def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
     except ModelUnavailable as exc:
         if Path(spec).exists() or "/" not in spec or spec.startswith("."):
             raise TrainingError(str(exc), environment=True) from None
-        return spec, {"name": spec, "revision": recipe["model"].get("revision", "unpinned"), "source": "hub"}
+        revision = recipe["model"].get("revision")
+        return hub_snapshot(spec, revision), {"name": spec, "revision": revision, "source": "hub"}  # pinned commit
+    check_pin(recipe, local)  # the bundled model must be the revision the recipe pins
     warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
     return str(warmed.path), {"name": warmed.name, "revision": warmed.revision, "path": str(warmed.path),
                               "source": "local"}
@@ -136,6 +140,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     say = progress.say
     gpus = check_machine(recipe)
     prepare_output(options.out, options.resume)
+    clock = SegmentClock(options.out, options.resume, gpus)  # wall time and GPU-hours over every segment of the run
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental: docs/TRAINING.md
     started, wall_started = now_iso(), time.monotonic()
@@ -157,42 +162,17 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
         except Exception as exc:  # BuildFailed: the package's image does not build
             raise TrainingError(f"{package.root}/environment/Dockerfile: the image does not build: {exc}; run "
                                 f"`arena check {package.root}`") from None
-        status, reason = _calibrate(sandbox, package, recipe, base, train_instances, options, manifest, say)
+        status, reason = preflight_gate(sandbox, package, recipe, base, train_instances, options.out,
+                                        options.skip_calibration, manifest, say)  # may refuse: no signal to learn
         if status == "completed":
             status, reason = _grpo(sandbox, package, recipe, base, train_instances, heldout, options, manifest,
                                    progress, gpus)
-    wall = time.monotonic() - wall_started
-    manifest.update({"finished_at": now_iso(), "wall_s": round(wall, 1), "gpus": gpus,
-                     "gpu_hours": gpu_hours(wall, gpus), "status": status, "reason": reason})
+    clock.stop()
+    manifest.update({"finished_at": now_iso(), "wall_s": round(time.monotonic() - wall_started, 1), "gpus": gpus,
+                     "total_wall_s": clock.wall_s, "gpu_hours": clock.gpu_hours, "segments": len(clock.segments),
+                     "status": status, "reason": reason})
     write_json_atomically(options.out / "manifest.json", manifest)
     return TrainOutcome(status, reason, manifest)
-
-
-def _calibrate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
-               options: TrainOptions, manifest: dict, say: object) -> tuple[str, str | None]:
-    if options.skip_calibration:
-        manifest["calibration"] = {"skipped": True}
-        return "completed", None
-    count = recipe["calibration"]["instances"]
-    say(f"calibration: the base model on {count} training instance(s)")  # type: ignore[operator]
-    rate = _pass_rate(sandbox, package, recipe, base, None, instances[:count], recipe["calibration"], say)
-    verdict = calibration_verdict(rate)
-    manifest["calibration"] = {**rate.to_dict(), "verdict": verdict}
-    write_json_atomically(options.out / "calibration.json", manifest["calibration"])
-    if verdict:
-        return "stopped", verdict + " (--skip-calibration trains anyway)"
-    return "completed", None
-
-
-def _pass_rate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, adapter: Path | None,
-               instances: list[int], section: dict, say: object) -> PassRate:
-    from agents.backends.local import LocalBackend
-
-    try:
-        backend = LocalBackend(Path(base), adapter)
-    except BackendError as exc:
-        raise TrainingError(str(exc), environment=True) from None
-    return pass_rate(sandbox, package, instances, backend, chat_settings(recipe, section["max_new_tokens"]), say)
 
 
 def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, train_instances: list[int],
@@ -224,13 +204,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
                            f"{out / 'transcripts'} and `arena check`)")
     _save_adapter(trainer, out)
     manifest["adapter"] = {"path": "adapter", "digest": folder_digest(out / "adapter")}
-    count = recipe["heldout_check"]["instances"]
-    if count:
-        progress.say(f"held-out check: the trained model on {count} instance(s) never trained on")
-        rate = _pass_rate(sandbox, package, recipe, base, out / "adapter", heldout[:count], recipe["heldout_check"],
-                          progress.say)
-        manifest["heldout_check"] = rate.to_dict()
-        write_json_atomically(out / "heldout-check.json", manifest["heldout_check"])
+    manifest["in_domain"] = in_domain_lift(sandbox, package, recipe, base, out, heldout, progress.say)
     return "completed", None
 
 
