@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import importlib.util
 import subprocess
 import sys
-import importlib.util
 from importlib.machinery import SourceFileLoader
 from pathlib import Path
 
