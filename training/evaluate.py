@@ -125,3 +125,24 @@ def play(sandbox: Sandbox, package: TaskPackage, jobs: Sequence[tuple[int, int]]
 
     with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="arena-eval") as pool:
         return list(pool.map(once, jobs))
+
+
+def release(*backends: ChatBackend | None) -> None:
+    """Free what the backends hold before the next phase loads its own model (on a GPU: vLLM's engine and its KV
+    cache, so the trainer's colocated engine finds its share of memory free)."""
+    import gc
+
+    for backend in backends:
+        inner = getattr(backend, "backend", backend)
+        engine = getattr(inner, "engine", None)
+        llm = getattr(engine, "llm", None)
+        shutdown = getattr(getattr(llm, "llm_engine", None), "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+    gc.collect()
+    try:
+        import torch
+    except ImportError:
+        return
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

@@ -13,7 +13,7 @@ from estimates.bootstrap import paired_difference
 from sandbox.episode import Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.model import TaskPackage
-from training.evaluate import Sample, chat_settings, open_backends, play
+from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.recipe import Recipe
 
 REPORT_FILE = "in-domain.json"
@@ -38,6 +38,7 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     concurrency = recipe["episodes"]["concurrency"]
     arms = {"base": play(sandbox, package, jobs, base_backend, chat, concurrency, "in-domain-base"),
             "trained": play(sandbox, package, jobs, trained_backend, chat, concurrency, "in-domain-trained")}
+    release(base_backend, trained_backend)
     report = lift(arms, instances, k)
     write_json_atomic(out / REPORT_FILE, report, sort_keys=True)
     say(one_line(report))  # type: ignore[operator]

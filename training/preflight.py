@@ -26,7 +26,7 @@ from estimates.learnability import CONTINUE, REFUSE, SignalTest, judge
 from sandbox.episode import Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.model import TaskPackage
-from training.evaluate import Sample, chat_settings, open_backends, play
+from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.recipe import Recipe
 
 VERSION = 1  # bump when what the pre-flight plays or reports changes: cached reports are then played again
@@ -102,6 +102,7 @@ def _play(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, ins
         verdict = judge(list(_groups(samples).values()), test, last_look=look == looks - 1)
         if verdict.decision != CONTINUE:
             break
+    release(backend)
     return {**summary(samples, g, test.confidence), "threshold": test.threshold, "confidence": test.confidence,
             "looks": looks, "verdict": {"decision": verdict.decision, "reason": verdict.reason,
                                         "signal_share": [round(verdict.low, 4), round(verdict.high, 4)],
