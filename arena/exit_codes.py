@@ -18,8 +18,8 @@ EPILOG = (
     "or only the arena's own checks failed; 130 interrupted."
 )
 TRAIN_EPILOG = (
-    "Exit codes: 0 trained (an adapter was written); 1 the package is at fault, training stopped (calibration found no "
-    "signal, verifier or setup errors on most of eight consecutive rollouts) or it ended no_effective_update (no "
+    "Exit codes: 0 trained (an adapter was written); 1 the package is at fault, training stopped (the pre-flight found "
+    "no signal, verifier or setup errors on most of eight consecutive rollouts) or it ended no_effective_update (no "
     "group's rewards differed, no gradient, no LoRA tensor moved: no adapter, never scored); 2 bad usage or a recipe "
     "that does not validate; 3 a prerequisite is missing (a GPU, the train extra, the model, an engine); 130 "
     "interrupted."

@@ -60,7 +60,8 @@ def _backend(name: str, suite: Path | None) -> Backend:
 @click.option("--profile", type=click.Choice(PROFILES), default="quick", show_default=True,
               help="Scoring profile: smoke (one item a domain, a few tokens), quick (minutes on a CPU), full.")
 @click.option("--steps", type=click.IntRange(min=1), help="Override the recipe's training steps.")
-@click.option("--skip-calibration", is_flag=True, help="Train even if the base model scores all 0 or all 1.")
+@click.option("--skip-preflight", "--skip-calibration", "skip_calibration", is_flag=True,
+              help="Train even if the learnability pre-flight refuses (no signal for GRPO).")
 @click.option("--suite", type=click.Path(exists=True, path_type=Path), envvar="ARENA_SUITE",
               help="The held-out suite (local default: suites/sample).")
 @click.option("--commit", help="The environment's commit (default: the checkout's, which must be clean).")

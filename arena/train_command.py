@@ -10,7 +10,11 @@ import click
 from arena.exit_codes import TRAIN_EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable
 from taskpkg.loader import load_package
+from training.evaluate import EvaluationError
 from training.evidence import NO_EFFECTIVE_UPDATE, closing_block
+from training.learnability import check_learnability
+from training.pins import PinError
+from training.preflight import refusal
 from training.recipe import RecipeError, load_recipe, recipe_names
 from training.run import TrainingError, TrainOptions, train
 
@@ -19,15 +23,18 @@ from training.run import TrainingError, TrainOptions, train
 @click.argument("path", type=click.Path(path_type=Path))
 @click.option("--recipe", "recipe_spec", default="cpu-small", show_default=True, metavar="NAME|FILE",
               help=f"A shipped recipe ({', '.join(recipe_names())}) or a recipe file.")
-@click.option("--out", type=click.Path(path_type=Path), required=True, help="Folder for the adapter, checkpoints, "
+@click.option("--out", type=click.Path(path_type=Path), help="Folder for the adapter, checkpoints, "
               "metrics, transcripts and the manifest.")
 @click.option("--resume", is_flag=True, help="Continue the run in --out from its newest complete checkpoint.")
-@click.option("--skip-calibration", is_flag=True, help="Train even if the base model scores all 0 or all 1.")
+@click.option("--skip-preflight", "--skip-calibration", "skip_calibration", is_flag=True,
+              help="Train even if the learnability pre-flight refuses (no signal for GRPO).")
+@click.option("--preflight", "preflight_only", is_flag=True, help="Run only the learnability pre-flight: print its "
+              "signal table and verdict (exit 1 when it refuses); --out is optional.")
 @click.option("--steps", type=click.IntRange(min=1), help="Override the recipe's grpo.steps (recorded in the "
               "manifest).")
 @click.option("--commit", help="The environment's commit to record (default: the checkout's, when clean).")
-def train_command(path: Path, recipe_spec: str, out: Path, resume: bool, skip_calibration: bool, steps: int | None,
-                  commit: str | None) -> None:
+def train_command(path: Path, recipe_spec: str, out: Path | None, resume: bool, skip_calibration: bool,
+                  preflight_only: bool, steps: int | None, commit: str | None) -> None:
     """Post-train the recipe's base model on the environment at PATH, then check held-out instances."""
     loaded = load_package(path)
     if loaded.package is None:
@@ -40,12 +47,18 @@ def train_command(path: Path, recipe_spec: str, out: Path, resume: bool, skip_ca
     except RecipeError as exc:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.USAGE)
+    if out is None and not preflight_only:
+        raise click.UsageError("--out is required (a folder for the adapter, checkpoints and manifest)")
     try:
+        if preflight_only:
+            report = check_learnability(loaded.package, recipe, out)
+            sys.exit(ExitCode.CHECK_FAILED if refusal(report) else ExitCode.OK)
+        assert out is not None
         outcome = train(loaded.package, recipe, TrainOptions(out, resume, skip_calibration, commit))
-    except TrainingError as exc:
+    except (TrainingError, EvaluationError) as exc:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT if exc.environment else ExitCode.CHECK_FAILED)
-    except EngineUnavailable as exc:
+    except (EngineUnavailable, PinError) as exc:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
     click.echo(closing_block(outcome.manifest), err=outcome.status != "completed")

@@ -57,6 +57,7 @@ def results_body(record: ResultRecord, standing: Standing | None, job: JobRecord
         f"**Macro Δ {record.macro_delta * 100:+.1f} points** (95% interval [{low * 100:+.1f}, {high * 100:+.1f}], "
         f"p = {p}), normalised gain {gain} · verdict **{inline(verdict, 40)}** · rank {rank}",
         "",
+        *_training_lines(record),
         f"Base model `{inline(record.base_model, 80)}` on suite `{inline(record.suite or '?', 80)}` "
         f"{inline(record.suite_version or '', 20)} · contamination gate: {inline(record.contamination or '?', 20)} · "
         f"{record.gpu_hours or 0:.2f} GPU-hours · {record.steps or 0} training steps "
@@ -68,6 +69,23 @@ def results_body(record: ResultRecord, standing: Standing | None, job: JobRecord
         "",
         link_text,
     ]).rstrip() + "\n"
+
+
+def _training_lines(record: ResultRecord) -> list[str]:
+    """The in-domain lift beside the transfer score above it, and the pre-flight's verdict (each when recorded)."""
+    lines = []
+    lift = record.in_domain
+    if lift:
+        if isinstance(lift.get("lift"), int | float) and len(lift.get("interval") or []) == 2:
+            low, high = (float(x) for x in lift["interval"])
+            lines.append(f"In-domain lift **{lift['lift'] * 100:+.1f} points** (95% interval [{low * 100:+.1f}, "
+                         f"{high * 100:+.1f}]) on {int(lift.get('instances', 0))} held-out instance(s) of the "
+                         f"environment × {int(lift.get('samples', 0))} sample(s), base and trained on the same ones")
+        else:
+            lines.append("In-domain lift: not measured (the base model's episodes errored)")
+    if record.preflight:
+        lines.append(f"Pre-flight: {inline(record.preflight, 400)}")
+    return [" · ".join(lines), ""] if lines else []
 
 
 def ended_body(record: JobRecord) -> str:

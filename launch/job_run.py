@@ -158,6 +158,11 @@ class JobRun:
         """Say the job succeeded, then print the result block: the last thing the job prints."""
         self._publish(final=True)
         self.say(f"arena-job: succeeded: {self.spec.name} ({payload['record'].get('run_id')})")
+        manifest = _read_json(self.paths.train / "manifest.json") or {}
+        for part in ("preflight", "in_domain"):  # what training measured, beside the transfer score on the suite
+            line = (manifest.get(part) or {}).get("line")
+            if isinstance(line, str):
+                self.say(f"arena-job: {line[:400]}")
         for line in result_block.encode(payload):
             self.say(line)
         return 0

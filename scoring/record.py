@@ -62,6 +62,8 @@ class TrainingSummary:
     wall_s: float
     hardware: str
     reward_curve: tuple[tuple[int, float], ...] = ()
+    in_domain: dict | None = None  # the in-domain lift on held-out instances of the environment (training/in_domain.py)
+    preflight: str | None = None  # the learnability pre-flight's one line (training/preflight.py)
 
 
 @dataclass(frozen=True)
@@ -174,7 +176,9 @@ def build_run(items: Sequence[PairedItem], run: RunInfo,
         "training": {"manifest_digest": training.manifest_digest, "recipe": training.recipe,
                      "recipe_hash": training.recipe_hash, "steps": training.steps, "gpu_hours": training.gpu_hours,
                      "wall_s": training.wall_s, "hardware": training.hardware,
-                     **({"reward_curve": [list(p) for p in training.reward_curve]} if training.reward_curve else {})},
+                     **({"reward_curve": [list(p) for p in training.reward_curve]} if training.reward_curve else {}),
+                     **({"in_domain": training.in_domain} if training.in_domain else {}),
+                     **({"preflight": training.preflight} if training.preflight else {})},
     }
     return record, items_file
 

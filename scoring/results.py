@@ -91,6 +91,18 @@ class ResultRecord:
     macro_df: float | None = None
 
     @property
+    def in_domain(self) -> dict | None:
+        """The training run's in-domain lift (version 2 records that carry one)."""
+        found = self.raw.get("training", {}).get("in_domain") if self.version == 2 else None
+        return found if isinstance(found, dict) else None
+
+    @property
+    def preflight(self) -> str | None:
+        """The training run's pre-flight verdict in one line."""
+        found = self.raw.get("training", {}).get("preflight") if self.version == 2 else None
+        return found if isinstance(found, str) else None
+
+    @property
     def evaluated(self) -> datetime:
         """evaluated_at as an aware date-time (a bare date or a time without zone counts as UTC)."""
         return parse_time(self.evaluated_at)

@@ -78,7 +78,9 @@ def training_summary(manifest_path: Path) -> tuple[dict, TrainingSummary]:
             manifest_digest="sha256:" + hashlib.sha256(raw).hexdigest(), recipe=recipe["name"],
             recipe_hash=recipe["digest"], steps=int(manifest["steps"]), gpu_hours=float(manifest["gpu_hours"]),
             wall_s=float(manifest["wall_s"]), hardware=_hardware(manifest.get("hardware", {})),
-            reward_curve=tuple((int(s), float(r)) for s, r in manifest.get("reward_curve", [])[-500:]))
+            reward_curve=tuple((int(s), float(r)) for s, r in manifest.get("reward_curve", [])[-500:]),
+            in_domain=in_domain_summary(manifest.get("in_domain")),
+            preflight=(manifest.get("preflight") or {}).get("line"))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ScoringError(f"{manifest_path}: not a completed training manifest ({exc}); pass the manifest.json "
                            "that `arena train` wrote") from None
@@ -86,6 +88,16 @@ def training_summary(manifest_path: Path) -> tuple[dict, TrainingSummary]:
         raise ScoringError(f"{manifest_path}: the training run ended {manifest.get('status')}, not completed "
                            f"({manifest.get('reason')}); only a completed run is scored")
     return manifest, summary
+
+
+def in_domain_summary(report: dict | None) -> dict | None:
+    """The training manifest's in-domain lift as the record keeps it (its numbers, not its episodes)."""
+    if not isinstance(report, dict):
+        return None
+    kept = {key: report[key] for key in ("lift", "interval", "samples", "base_mean", "trained_mean", "confidence")
+            if report.get(key) is not None}
+    return {**kept, "lift": report.get("lift"), "instances": len(report.get("instances") or []),
+            "excluded": len(report.get("excluded") or [])}
 
 
 def library_versions() -> dict[str, str]:

@@ -15,17 +15,18 @@ ROOT = Path(__file__).resolve().parent.parent
 # Each project package and the project packages it may import. Lower layers never import higher ones.
 ALLOWED: dict[str, set[str]] = {
     "taskpkg": set(),
+    "estimates": set(),
     "sandbox": {"taskpkg"},
     "agents": {"taskpkg", "sandbox"},
     "validators": {"taskpkg", "sandbox", "agents"},
-    "scoring": {"taskpkg", "sandbox", "agents"},
-    "training": {"taskpkg", "sandbox", "agents"},
+    "scoring": {"taskpkg", "sandbox", "agents", "estimates"},
+    "training": {"taskpkg", "sandbox", "agents", "estimates"},
     "launch": {"taskpkg"},
     "bot": {"taskpkg", "validators", "launch", "scoring"},
     "leaderboard": {"taskpkg", "scoring", "launch"},
     "interop": {"taskpkg"},
-    "arena": {"taskpkg", "sandbox", "agents", "validators", "scoring", "training", "launch", "bot", "leaderboard",
-              "interop"},
+    "arena": {"taskpkg", "estimates", "sandbox", "agents", "validators", "scoring", "training", "launch", "bot",
+              "leaderboard", "interop"},
 }
 
 

@@ -147,3 +147,26 @@ def test_the_record_is_written_items_first_and_only_when_valid(tmp_path: Path) -
     assert sorted(p.name for p in folder.iterdir()) == [f"{record.run_id}.items.json", f"{record.run_id}.json"]
     text = (folder / f"{record.run_id}.items.json").read_text()
     assert "finance/" not in text  # item ids are hashes, not the names they came from
+
+
+def test_the_in_domain_lift_travels_from_the_manifest_to_the_record_and_the_pr_comment(tmp_path: Path) -> None:
+    from bot.job_comments import results_body
+    from launch.state import JobRecord
+    from scoring.score_run import in_domain_summary
+
+    manifest_lift = {"instances": [4, 9, 12], "excluded": [], "samples": 2, "lift": 0.1667, "interval": [0.0, 0.3333],
+                     "base_mean": 0.3333, "trained_mean": 0.5, "confidence": 0.95, "line": "in-domain lift …"}
+    summary = in_domain_summary(manifest_lift)
+    assert summary == {"lift": 0.1667, "interval": [0.0, 0.3333], "samples": 2, "base_mean": 0.3333,
+                       "trained_mean": 0.5, "confidence": 0.95, "instances": 3, "excluded": 0}
+    info = run_info()
+    info = replace(info, training=replace(info.training, in_domain=summary, preflight="go: 5/8 groups of 8 carry "
+                                          "signal (share 0.24–0.91, threshold 0.10), 64 samples"))
+    record = write_run(tmp_path, paired_items(1), info, WHEN)
+    assert record.in_domain == summary and record.preflight.startswith("go: 5/8")
+    job = JobRecord("ledger-reconciliation", "a" * 40, "succeeded", "local", "maintainer", "x", "x", 1, "arena-job")
+    body = results_body(record, None, job, {})
+    assert "In-domain lift **+16.7 points** (95% interval [+0.0, +33.3]) on 3 held-out instance(s)" in body
+    assert "Pre-flight: go: 5/8 groups" in body
+    plain = write_run(tmp_path / "plain", paired_items(1), run_info(), WHEN)
+    assert plain.in_domain is None and "In-domain" not in results_body(plain, None, job, {})

@@ -53,8 +53,12 @@ def test_a_killed_cpu_run_resumes_and_writes_a_complete_run(engine: object, tmp_
     assert manifest["gpu_hours"] == 0 and manifest["wall_s"] > 0 and {"torch", "trl", "peft"} <= set(
         manifest["libraries"])
     assert manifest["adapter"]["digest"].startswith("sha256:") and (out / "adapter" / "adapter_config.json").is_file()
-    assert manifest["calibration"] == {"skipped": True}
-    assert len(manifest["seeds"]["heldout"]) == 8 and "heldout_check" in manifest
+    assert manifest["preflight"] == {"skipped": True}
+    assert len(manifest["seeds"]["heldout"]) == 8
+    lift = manifest["in_domain"]  # base and trained model on the same held-out instances (cpu-small: 2 x 1 sample)
+    assert lift["instances"] == manifest["seeds"]["heldout"][:2] and lift["samples"] == 1
+    assert lift["lift"] is None or lift["interval"][0] <= lift["lift"] <= lift["interval"][1]
+    assert manifest["segments"] == 2 and manifest["total_wall_s"] > manifest["wall_s"]  # the killed run counts too
 
     lines = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [line["step"] for line in lines] == [1, 2, 3]  # the step after the checkpoint was logged once

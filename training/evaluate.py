@@ -1,13 +1,22 @@
-"""Pass rates with the chat harness: calibration of the base model before training (GRPO learns nothing where every
-rollout scores the same), and the in-environment check on held-out instances after it."""
+"""Episodes of a recipe's model through the chat harness, played for the pre-flight (the base model on training
+instances) and the in-domain lift (base and trained model on held-out instances): the same tools, rendering and
+sampling as the recipe's rollouts, several episodes at once, each with a fixed seed per (instance, sample).
+
+The model backend is the recipe's: local transformers on a CPU recipe, vLLM in-process where the recipe generates
+with vLLM (one engine serving the base and, for the trained arm, the LoRA adapter). Generation is serialised per
+backend; sandbox set-up, tool calls and verification of other episodes overlap it.
+"""
 
 from __future__ import annotations
 
-import statistics
-from collections.abc import Callable
-from dataclasses import asdict, dataclass
+import hashlib
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 
-from agents.backends import ChatBackend, Sampling
+from agents.backends import BackendError, ChatBackend, Reply, Sampling
 from agents.chat import ChatSettings, ChatStats, run_chat_episode
 from agents.render import RenderLimits
 from agents.tools import ToolSettings
@@ -15,19 +24,29 @@ from sandbox.episode import EpisodeResult, Sandbox
 from taskpkg.model import TaskPackage
 from training.recipe import Recipe
 
-SOLVED = 1.0
+JUDGED = ("scored", "limit_exceeded")  # a broken storage limit scores 0, as in training (environment.reward_of)
+
+
+class EvaluationError(RuntimeError):
+    """The model backend could not be opened or failed mid-episode; `environment` marks a missing prerequisite."""
+
+    def __init__(self, message: str, environment: bool = False) -> None:
+        super().__init__(message)
+        self.environment = environment
 
 
 @dataclass(frozen=True)
-class PassRate:
-    """Mean reward and share of instances solved over judged episodes; verifier errors are counted, not scored."""
+class Sample:
+    """One episode: its reward (None when nothing was judged), how it ended, and what it cost."""
 
-    instances: list[int]
-    rewards: list[float | None]
-    mean_reward: float | None
-    solved_share: float | None
-    verifier_errors: int
+    instance: int
+    sample: int
+    reward: float | None
+    outcome: str
+    turns: int
     tool_calls: int
+    invalid_calls: int
+    seconds: float
 
     def to_dict(self) -> dict:
         """JSON form."""
@@ -35,7 +54,7 @@ class PassRate:
 
 
 def chat_settings(recipe: Recipe, max_new_tokens: int) -> ChatSettings:
-    """The harness settings a recipe implies (same tools and rendering as its rollouts)."""
+    """The harness settings a recipe implies (same tools, rendering and sampling as its rollouts)."""
     grpo, episodes = recipe["grpo"], recipe["episodes"]
     return ChatSettings(
         Sampling(max_new_tokens=max_new_tokens, temperature=grpo["temperature"], top_p=grpo["top_p"],
@@ -44,34 +63,90 @@ def chat_settings(recipe: Recipe, max_new_tokens: int) -> ChatSettings:
         max_episode_tokens=grpo["max_completion_length"])
 
 
-def pass_rate(sandbox: Sandbox, package: TaskPackage, instances: list[int], backend: ChatBackend,
-              settings: ChatSettings, say: object = print,
-              keep: Callable[[EpisodeResult], None] | None = None) -> PassRate:
-    """Run one episode per instance and summarise the rewards; `keep` is given each episode's result (its
-    transcript)."""
-    rewards: list[float | None] = []
-    errors = calls = 0
-    for number, instance in enumerate(instances, 1):
+def sample_seed(base_seed: int, instance: int, sample: int) -> int:
+    """The seed of one (instance, sample): the same in both arms of a comparison and in every run."""
+    return int(hashlib.sha256(f"{base_seed}:{instance}:{sample}".encode()).hexdigest()[:8], 16)
+
+
+class Serialised:
+    """A backend that generates one reply at a time (vLLM's offline engine and torch's global seed are not safe to
+    share between threads)."""
+
+    def __init__(self, backend: ChatBackend) -> None:
+        self.backend = backend
+        self.name = backend.name
+        self._lock = threading.Lock()
+
+    def reply(self, messages: list[dict], tools: list[dict], sampling: Sampling) -> Reply:
+        """The wrapped backend's reply, under the lock."""
+        with self._lock:
+            return self.backend.reply(messages, tools, sampling)
+
+
+def open_backends(recipe: Recipe, base: str, adapter: Path | None = None) -> tuple[ChatBackend, ChatBackend | None]:
+    """The base model's backend and, with an adapter, the trained model's: one vLLM engine for both where the recipe
+    generates with vLLM, else local transformers."""
+    try:
+        if recipe["generation"]["backend"] == "vllm":
+            from agents.backends.vllm_engine import VllmBackend, VllmEngine
+
+            settings = recipe["generation"]["vllm"]
+            engine = VllmEngine(base, settings["gpu_memory_utilization"], settings["max_model_length"],
+                                max_lora_rank=max(64, recipe["lora"]["r"]))
+            return Serialised(VllmBackend(engine)), Serialised(VllmBackend(engine, adapter)) if adapter else None
+        from agents.backends.local import LocalBackend
+
+        trained = LocalBackend(Path(base), adapter) if adapter else None
+        return LocalBackend(Path(base)), trained
+    except BackendError as exc:
+        raise EvaluationError(str(exc), environment="extra" in str(exc) or "GPU" in str(exc)) from None
+
+
+def play(sandbox: Sandbox, package: TaskPackage, jobs: Sequence[tuple[int, int]], backend: ChatBackend,
+         settings: ChatSettings, concurrency: int, agent: str,
+         on_sample: Callable[[Sample], None] | None = None,
+         keep: Callable[[EpisodeResult, int], None] | None = None) -> list[Sample]:
+    """Every (instance, sample) in `jobs`, `concurrency` episodes at a time; results in the order of `jobs`. `keep`
+    is given each episode's result and sample number (to save its transcript)."""
+
+    def once(job: tuple[int, int]) -> Sample:
+        instance, k = job
         stats = ChatStats()
-        result = run_chat_episode(sandbox.open_episode(package, instance, f"model:{backend.name}"), backend,
-                                  settings, stats)
-        calls += stats.tool_calls
+        seeded = replace(settings, sampling=replace(settings.sampling,
+                                                    seed=sample_seed(settings.sampling.seed, instance, k)))
+        session = sandbox.open_episode(package, instance, f"{agent}:{backend.name}")
+        result = run_chat_episode(session, backend, seeded, stats)
         if keep is not None:
-            keep(result)
-        errors += result.outcome == "verifier_error"
-        rewards.append(result.reward if result.outcome == "scored" else None)
-        say(f"  instance {instance} ({number}/{len(instances)}): {result.outcome}, reward {result.reward}")  # type: ignore[operator]
-    judged = [r for r in rewards if r is not None]
-    return PassRate(instances, rewards, statistics.fmean(judged) if judged else None,
-                    sum(r >= SOLVED for r in judged) / len(judged) if judged else None, errors, calls)
+            keep(result, k)
+        if result.outcome == "agent_error":
+            raise EvaluationError(f"instance {instance}, sample {k}: {result.error}")
+        judged = result.outcome in JUDGED
+        done = Sample(instance, k, (result.reward or 0.0) if judged else None, result.outcome, stats.replies,
+                      stats.tool_calls, stats.invalid_calls, round(result.timings.get("total_s", 0.0), 2))
+        if on_sample:
+            on_sample(done)
+        return done
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency), thread_name_prefix="arena-eval") as pool:
+        return list(pool.map(once, jobs))
 
 
-def calibration_verdict(rate: PassRate) -> str | None:
-    """Why training would teach nothing, or None: every rollout failing, or every one succeeding."""
-    if rate.mean_reward is None:
-        return "the verifier errored on every calibration episode; fix verifier.py first"
-    if rate.mean_reward == 0.0:
-        return "too hard for the base model: it scored 0 on every calibration instance, so GRPO has no signal"
-    if rate.solved_share == 1.0:
-        return "already solved: the base model solved every calibration instance, so GRPO has no signal"
-    return None
+def release(*backends: ChatBackend | None) -> None:
+    """Free what the backends hold before the next phase loads its own model (on a GPU: vLLM's engine and its KV
+    cache, so the trainer's colocated engine finds its share of memory free)."""
+    import gc
+
+    for backend in backends:
+        inner = getattr(backend, "backend", backend)
+        engine = getattr(inner, "engine", None)
+        llm = getattr(engine, "llm", None)
+        shutdown = getattr(getattr(llm, "llm_engine", None), "shutdown", None)
+        if callable(shutdown):
+            shutdown()
+    gc.collect()
+    try:
+        import torch
+    except ImportError:
+        return
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()

@@ -86,7 +86,7 @@ def no_update_reason(evidence: dict) -> str:
     return (
         "no effective update: " + "; ".join(evidence["missing"]) + ". GRPO learns only from groups whose rewards "
         "differ: make the verifier give partial credit, or make the task neither impossible nor trivial for the "
-        "base model (calibration.json, transcripts/); the run is not scored"
+        "base model (preflight.json, transcripts/); the run is not scored"
     )
 
 

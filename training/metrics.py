@@ -45,7 +45,7 @@ class EpisodeRecord:
 
 
 def transcript_of(result: EpisodeResult) -> dict:
-    """A chat-loop episode (calibration, the held-out check) as a transcript file: the model's turns, what the
+    """A chat-loop episode (the pre-flight, the in-domain lift) as a transcript file: the model's turns, what the
     sandbox carried out, and how it ended."""
     return {"instance": result.instance, "outcome": result.outcome, "reward": result.reward, "error": result.error,
             "limit_hit": result.limit_hit, "timings": result.timings, "conversation": result.conversation,
@@ -157,7 +157,7 @@ class RunLog:
         return line
 
     def write_transcript(self, name: str, data: dict) -> None:
-        """One transcript file under transcripts/ (a rollout, or a calibration or held-out episode)."""
+        """One transcript file under transcripts/ (a rollout, or a pre-flight or in-domain episode)."""
         (self.transcripts / f"{name}.json").write_text(json.dumps(data, indent=1, default=str))
 
 
@@ -189,7 +189,7 @@ class Progress:
         print(f"train step {step}/{self.total} {status} · ETA {eta:.0f}s", file=self.stream, flush=True)
 
     def say(self, message: str) -> None:
-        """A line about a phase (warm-up, calibration, saving)."""
+        """A line about a phase (warm-up, pre-flight, saving)."""
         if self._bar is not None:
             self._bar.console.print(message)  # type: ignore[attr-defined]
         else:

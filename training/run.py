@@ -5,7 +5,7 @@ Artifacts in the output folder:
 - `adapter/` the LoRA adapter (written whole, then renamed into place);
 - `checkpoints/checkpoint-N/` for `--resume` (a preempted run continues from the newest complete one);
 - `metrics.jsonl` one line per step (reward, tool calls, verifier errors, episode timings, the trainer's numbers);
-- `transcripts/` sample rollouts; `calibration.json`, `heldout-check.json`;
+- `transcripts/` sample rollouts; `preflight.json`, `in-domain.json`, `segments.json`;
 - `manifest.json` written last: the package and image digests, commit, recipe and its hash, seeds, library
   versions, hardware, wall time and GPU-hours, the evidence that the update happened, and how the run ended
   (completed, stopped, or no_effective_update: trained without any evidence of an update, and never scored).
@@ -14,33 +14,33 @@ Artifacts in the output folder:
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import random
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from agents.backends import BackendError
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
-from sandbox.episode import EpisodeResult, Sandbox
+from sandbox.episode import Sandbox
 from taskpkg.digest import git_commit, tree_digest
 from taskpkg.model import TaskPackage
 from training.environment import RolloutPool
-from training.evaluate import PassRate, calibration_verdict, chat_settings, pass_rate
+from training.evaluate import chat_settings
 from training.evidence import NO_EFFECTIVE_UPDATE, lora_change, lora_snapshot, no_update_reason, update_evidence
+from training.in_domain import in_domain_lift
 from training.manifest import (
     folder_digest,
-    gpu_hours,
     hardware,
     library_versions,
     now_iso,
     write_json_atomically,
 )
-from training.metrics import Progress, RunLog, transcript_of
+from training.metrics import Progress, RunLog
+from training.pins import check_pin, hub_snapshot
+from training.preflight import preflight_gate, preflight_refusal
 from training.recipe import Recipe
+from training.segments import SegmentClock
 from training.trainer import build_trainer, latest_checkpoint
 from training.warmup import warmed_base
 
@@ -68,7 +68,7 @@ class TrainOptions:
 
 @dataclass(frozen=True)
 class TrainOutcome:
-    """How a run ended: completed (an adapter was written), stopped early (calibration or a guard), or
+    """How a run ended: completed (an adapter was written), stopped early (the pre-flight or a guard), or
     no_effective_update (it trained, but nothing shows the policy moved: no adapter, never scored); with the reason."""
 
     status: str
@@ -116,40 +116,29 @@ def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
     except ModelUnavailable as exc:
         if Path(spec).exists() or "/" not in spec or spec.startswith("."):
             raise TrainingError(str(exc), environment=True) from None
-        return spec, {"name": spec, "revision": recipe["model"].get("revision", "unpinned"), "source": "hub"}
+        revision = recipe["model"].get("revision")
+        return hub_snapshot(spec, revision), {"name": spec, "revision": revision, "source": "hub"}  # pinned commit
+    check_pin(recipe, local)  # the bundled model must be the revision the recipe pins
     warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
     return str(warmed.path), {"name": warmed.name, "revision": warmed.revision, "path": str(warmed.path),
                               "source": "local"}
 
 
-def calibration_refusal(out: Path) -> dict | None:
-    """The calibration of a run in `out` that calibration stopped before any training (nothing else to keep)."""
-    try:
-        manifest = json.loads((out / "manifest.json").read_text())
-    except (OSError, ValueError):
-        return None
-    calibration = manifest.get("calibration") or {}
-    trained = any((out / "checkpoints").glob("checkpoint-*")) or (out / "adapter").exists()
-    if manifest.get("status") == "stopped" and calibration.get("verdict") and not trained:
-        return calibration
-    return None
-
-
-def prepare_output(out: Path, resume: bool, skip_calibration: bool, rerun: str) -> dict | None:
-    """An empty (or new) output folder, the folder of the run being resumed, or the folder of a run calibration
-    refused, trained anyway with --skip-calibration. Returns the calibration such a run overrides (or None);
-    `rerun` is the command that trains anyway, for the message."""
+def prepare_output(out: Path, resume: bool, skip_preflight: bool, rerun: str) -> dict | None:
+    """An empty (or new) output folder, the folder of the run being resumed, or the folder of a run the pre-flight
+    refused, trained anyway with --skip-preflight. Returns the pre-flight such a run overrides (or None); `rerun` is
+    the command that trains anyway, for the message."""
     if resume:
         if not out.is_dir():
             raise TrainingError(f"{out}: nothing to resume (the folder does not exist); run without --resume")
-        return calibration_refusal(out) if skip_calibration else None
+        return preflight_refusal(out) if skip_preflight else None
     if out.exists() and any(out.iterdir()):
-        refused = calibration_refusal(out)
-        if refused and skip_calibration:
+        refused = preflight_refusal(out)
+        if refused and skip_preflight:
             return refused
         if refused:
-            raise TrainingError(f"{out}: calibration stopped the run in this folder ({refused['verdict']}); to train "
-                                f"anyway here, run: {rerun}")
+            raise TrainingError(f"{out}: the pre-flight stopped the run in this folder "
+                                f"({refused['verdict']['reason']}); to train anyway here, run: {rerun}")
         raise TrainingError(f"{out}: the folder is not empty; pass --resume to continue the run in it, or choose a "
                             "new --out")
     out.mkdir(parents=True, exist_ok=True)
@@ -157,11 +146,11 @@ def prepare_output(out: Path, resume: bool, skip_calibration: bool, rerun: str) 
 
 
 def rerun_command(package: TaskPackage, recipe: Recipe, out: Path) -> str:
-    """The exact `arena train` command that trains this run anyway (--skip-calibration)."""
+    """The exact `arena train` command that trains this run anyway (--skip-preflight)."""
     spec = recipe.name if recipe.source == f"training/recipes/{recipe.name}.yaml" else recipe.source
     steps = recipe.overrides.get("grpo.steps")
     return (f"arena train {package.root} --recipe {spec} --out {out}" + (f" --steps {steps}" if steps else "") +
-            " --skip-calibration")
+            " --skip-preflight")
 
 
 def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
@@ -172,6 +161,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     gpus = check_machine(recipe)
     overridden = prepare_output(options.out, options.resume, options.skip_calibration,
                                 rerun_command(package, recipe, options.out))
+    clock = SegmentClock(options.out, options.resume, gpus)  # wall time and GPU-hours over every segment of the run
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental: docs/TRAINING.md
     started, wall_started = now_iso(), time.monotonic()
@@ -193,59 +183,17 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
         except Exception as exc:  # BuildFailed: the package's image does not build
             raise TrainingError(f"{package.root}/environment/Dockerfile: the image does not build: {exc}; run "
                                 f"`arena check {package.root}`") from None
-        status, reason = _calibrate(sandbox, package, recipe, base, train_instances, options, manifest, say,
-                                    overridden)
+        status, reason = preflight_gate(sandbox, package, recipe, base, train_instances, options.out,
+                                        options.skip_calibration, manifest, say, overridden)  # may refuse
         if status == "completed":
             status, reason = _grpo(sandbox, package, recipe, base, train_instances, heldout, options, manifest,
                                    progress, gpus)
-    wall = time.monotonic() - wall_started
-    manifest.update({"finished_at": now_iso(), "wall_s": round(wall, 1), "gpus": gpus,
-                     "gpu_hours": gpu_hours(wall, gpus), "status": status, "reason": reason})
+    clock.stop()
+    manifest.update({"finished_at": now_iso(), "wall_s": round(time.monotonic() - wall_started, 1), "gpus": gpus,
+                     "total_wall_s": clock.wall_s, "gpu_hours": clock.gpu_hours, "segments": len(clock.segments),
+                     "status": status, "reason": reason})
     write_json_atomically(options.out / "manifest.json", manifest)
     return TrainOutcome(status, reason, manifest)
-
-
-def _calibrate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
-               options: TrainOptions, manifest: dict, say: object,
-               overridden: dict | None = None) -> tuple[str, str | None]:
-    if options.skip_calibration:  # the calibration it overrides, if this folder held one, stays on record
-        manifest["calibration"] = {"skipped": True, **({"overridden": overridden} if overridden else {})}
-        return "completed", None
-    count = recipe["calibration"]["instances"]
-    say(f"calibration: the base model on {count} training instance(s)")  # type: ignore[operator]
-    rate = _pass_rate(sandbox, package, recipe, base, None, instances[:count], recipe["calibration"], say,
-                      _keep_transcripts(options.out, "calibration"))
-    verdict = calibration_verdict(rate)
-    manifest["calibration"] = {**rate.to_dict(), "verdict": verdict}
-    write_json_atomically(options.out / "calibration.json", manifest["calibration"])
-    if verdict:
-        return "stopped", verdict + " (--skip-calibration trains anyway)"
-    return "completed", None
-
-
-def _keep_transcripts(out: Path, phase: str) -> Callable[[EpisodeResult], None]:
-    """Writes each episode of a phase (calibration, the held-out check) to transcripts/<phase>-<instance>.json."""
-    folder = out / "transcripts"
-
-    def keep(result: EpisodeResult) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / f"{phase}-{result.instance}.json").write_text(json.dumps(transcript_of(result), indent=1,
-                                                                           default=str))
-
-    return keep
-
-
-def _pass_rate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, adapter: Path | None,
-               instances: list[int], section: dict, say: object,
-               keep: Callable[[EpisodeResult], None] | None = None) -> PassRate:
-    from agents.backends.local import LocalBackend
-
-    try:
-        backend = LocalBackend(Path(base), adapter)
-    except BackendError as exc:
-        raise TrainingError(str(exc), environment=True) from None
-    return pass_rate(sandbox, package, instances, backend, chat_settings(recipe, section["max_new_tokens"]), say,
-                     keep)
 
 
 def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, train_instances: list[int],
@@ -281,13 +229,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
         return NO_EFFECTIVE_UPDATE, no_update_reason(evidence)
     _save_adapter(trainer, out)
     manifest["adapter"] = {"path": "adapter", "digest": folder_digest(out / "adapter")}
-    count = recipe["heldout_check"]["instances"]
-    if count:
-        progress.say(f"held-out check: the trained model on {count} instance(s) never trained on")
-        rate = _pass_rate(sandbox, package, recipe, base, out / "adapter", heldout[:count], recipe["heldout_check"],
-                          progress.say, _keep_transcripts(out, "heldout"))
-        manifest["heldout_check"] = rate.to_dict()
-        write_json_atomically(out / "heldout-check.json", manifest["heldout_check"])
+    manifest["in_domain"] = in_domain_lift(sandbox, package, recipe, base, out, heldout, progress.say)
     return "completed", None
 
 

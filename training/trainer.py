@@ -10,6 +10,7 @@ from agents.chat import opening_messages
 from training.environment import ArenaEnvironment, RolloutPool, make_reward_function
 from training.metrics import Progress, RunLog
 from training.recipe import Recipe
+from training.tool_overlap import overlapping_tools
 
 
 def grpo_config(recipe: Recipe, output_dir: Path, gpu: bool) -> object:
@@ -83,10 +84,11 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
     model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe["model"].get("revision"))
     rows = [{"prompt": opening_messages(None), "instance": instance} for instance in instances]
     pool.waited = log.waited
-    trainer = ArenaGRPOTrainer(model=model, reward_funcs=[make_reward_function(pool, log)],
-                               args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
-                               processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
-                               environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
+    trainer_class = overlapping_tools(ArenaGRPOTrainer, recipe["episodes"]["concurrency"])  # rollouts' tools overlap
+    trainer = trainer_class(model=model, reward_funcs=[make_reward_function(pool, log)],
+                            args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
+                            processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
+                            environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
     trainer.remove_callback(PrinterCallback)  # StepLog reports each step (and metrics.jsonl keeps them all)
     return trainer
 

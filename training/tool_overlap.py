@@ -1,0 +1,117 @@
+"""Tool calls of different rollouts overlapped: TRL's tool loop calls each rollout's tools one rollout at a time,
+so the trainer waits on every sandbox round trip in turn. All of one turn's calls are known before the first is made
+(the turn's completions are generated as one batch), so at the first call of a turn every rollout's calls are started
+on a thread pool, each rollout's in its own order, and TRL's calls pick up their results; the results, their order
+and the errors TRL sees are the same as when run one by one, since the rollouts act on separate sandboxes.
+
+The time the trainer's thread spends blocked in tool calls is logged per step as `tools/blocked_s` (in
+metrics.jsonl). ARENA_SERIAL_TOOLS=1 turns the overlap off (the baseline bench/tool_overlap.py compares against).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+SERIAL_VARIABLE = "ARENA_SERIAL_TOOLS"
+BLOCKED_METRIC = "tools/blocked_s"
+
+
+class TurnCalls:
+    """One generation batch's tool calls: started together per turn, consumed in TRL's order."""
+
+    def __init__(self, completions: list[list[dict]], tools: list[dict[str, Callable]], workers: int,
+                 serial: bool) -> None:
+        self.completions, self.tools, self.serial = completions, tools, serial
+        self.pool = None if serial else ThreadPoolExecutor(max_workers=max(1, workers),
+                                                           thread_name_prefix="arena-tools")
+        self.started: dict[int, list[Future]] = {}  # per assistant message (by id): one future per call
+        self.taken: dict[int, int] = {}
+        self.blocked_s = 0.0
+        self._lock = threading.Lock()
+
+    def wrapped(self) -> list[dict[str, Callable]]:
+        """The rollouts' tool dicts with every tool going through `call`."""
+        return [{name: self._wrapper(rollout, name, tool) for name, tool in tools.items()}
+                for rollout, tools in enumerate(self.tools)]
+
+    def close(self) -> None:
+        """Wait for anything still running (a call TRL rolled back still ran, as it would have serially)."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=True)
+
+    def _wrapper(self, rollout: int, name: str, tool: Callable) -> Callable:
+        def call(**arguments: object) -> object:
+            started = time.perf_counter()
+            try:
+                future = None if self.serial else self._future(rollout, name, arguments)
+                return future.result() if future is not None else tool(**arguments)
+            finally:
+                self.blocked_s += time.perf_counter() - started
+
+        call.__name__ = name
+        return call
+
+    def _future(self, rollout: int, name: str, arguments: dict) -> Future | None:
+        """This call's result, started with the whole turn's calls on its first call; None to call it directly."""
+        message = self.completions[rollout][-1]
+        with self._lock:
+            if id(message) not in self.started:
+                self._start_turn()
+            futures = self.started.get(id(message), [])
+            index = self.taken.get(id(message), 0)
+            self.taken[id(message)] = index + 1
+        if index >= len(futures) or futures[index].arena_call != (name, arguments):  # type: ignore[attr-defined]
+            return None
+        return futures[index]
+
+    def _start_turn(self) -> None:
+        assert self.pool is not None
+        for rollout, messages in enumerate(self.completions):
+            message = messages[-1] if messages else {}
+            if message.get("role") != "assistant" or not message.get("tool_calls") or id(message) in self.started:
+                continue
+            calls = [(c["function"]["name"], c["function"]["arguments"]) for c in message["tool_calls"]
+                     if c.get("type") == "function" and c["function"]["name"] in self.tools[rollout]]
+            self.started[id(message)] = self._run_in_order(rollout, calls)
+
+    def _run_in_order(self, rollout: int, calls: list[tuple[str, dict]]) -> list[Future]:
+        """One task per rollout runs its calls in their order; each call's result lands in its own future."""
+        futures: list[Future] = []
+        for call in calls:
+            future: Future = Future()
+            future.arena_call = call  # type: ignore[attr-defined]
+            futures.append(future)
+
+        def run() -> None:
+            for (name, arguments), future in zip(calls, futures, strict=True):
+                try:
+                    future.set_result(self.tools[rollout][name](**arguments))
+                except Exception as exc:  # TRL turns a tool's exception into an error result: raised where it calls
+                    future.set_exception(exc)
+
+        assert self.pool is not None
+        self.pool.submit(run)
+        return futures
+
+
+def overlapping_tools(trainer_class: type, workers: int) -> type:
+    """A GRPOTrainer subclass whose tool loop overlaps the tool calls of different rollouts."""
+
+    class OverlappingTools(trainer_class):  # type: ignore[misc, valid-type]
+        def _tool_call_loop(self, prompts: list, prompt_ids: list, completion_ids: list, completions: list,
+                            *rest: object) -> object:
+            turn = TurnCalls(completions, self._sync_tool_dicts, workers, os.environ.get(SERIAL_VARIABLE) == "1")
+            originals, self._sync_tool_dicts = self._sync_tool_dicts, turn.wrapped()
+            try:
+                return super()._tool_call_loop(prompts, prompt_ids, completion_ids, completions, *rest)
+            finally:
+                self._sync_tool_dicts = originals
+                turn.close()
+                mode = "train" if self.model.training else "eval"
+                self._metrics[mode][BLOCKED_METRIC].append(turn.blocked_s)
+
+    return OverlappingTools
