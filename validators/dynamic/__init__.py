@@ -36,7 +36,7 @@ from validators.dynamic.leaks import scan_image
 from validators.dynamic.probes import PROBES
 from validators.dynamic.readable import image_created, judge_reading, read_agent
 from validators.dynamic.setup_errors import setup_findings
-from validators.dynamic.steering import TRACE_COMMAND, judge_steering, steer_agent
+from validators.dynamic.steering import TRACE_COMMAND, judge_steering, names_used, steer_agent
 
 NOP_FLOOR = 0.0
 DEFAULT_INSTANCES = 3
@@ -92,7 +92,8 @@ def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | N
     if probes is None or READ_PROBE in probes:
         trials += [PlannedTrial(ARENA711, "read", i, lambda: read_agent(package, image_created)) for i in instances]
     if probes is None or STEER_PROBE in probes:
-        trials += [PlannedTrial(ARENA712, "steer", i, lambda: steer_agent(package), tuple(TRACE_COMMAND))
+        used = names_used(package)  # here, once: the trials' threads must not parse at once
+        trials += [PlannedTrial(ARENA712, "steer", i, lambda: steer_agent(package, used), tuple(TRACE_COMMAND))
                    for i in instances]
     return trials
 
