@@ -45,7 +45,7 @@ from validators.dynamic.leaks import scan_image
 from validators.dynamic.probes import PROBES
 from validators.dynamic.readable import image_created, judge_reading, read_agent
 from validators.dynamic.setup_errors import setup_findings
-from validators.dynamic.steering import TRACE_COMMAND, judge_steering, steer_agent
+from validators.dynamic.steering import TRACE_COMMAND, judge_steering, names_used, steer_agent
 
 NOP_FLOOR = 0.0
 DEFAULT_INSTANCES = 8  # the oracle's; ARENA715 compares them all, the constant-answer probe is scored on them all
@@ -105,7 +105,8 @@ def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | N
     if probes is None or READ_PROBE in probes:
         trials += [PlannedTrial(ARENA711, "read", i, lambda: read_agent(package, image_created)) for i in probed]
     if probes is None or STEER_PROBE in probes:
-        trials += [PlannedTrial(ARENA712, "steer", i, lambda: steer_agent(package), tuple(TRACE_COMMAND))
+        used = names_used(package)  # here, once: the trials' threads must not parse at once
+        trials += [PlannedTrial(ARENA712, "steer", i, lambda: steer_agent(package, used), tuple(TRACE_COMMAND))
                    for i in probed]
     trials += [PlannedTrial(t.rule, "answer", t.instance, nop_agent, answer=t)
                for t in plan_answer_trials(instances, probes)]

@@ -147,10 +147,11 @@ def _from_call(node: ast.Call, modules: set[str], programs: set[str], folders: s
             programs.add(PurePosixPath(word.value.split()[0]).name)
 
 
-def steer_agent(package: TaskPackage) -> ScriptedAgent:
-    """The oracle, then the plants (see the module's doc)."""
+def steer_agent(package: TaskPackage, used: dict[str, list[str]]) -> ScriptedAgent:
+    """The oracle, then the plants (see the module's doc); `used` is names_used(package), read once: Python 3.11's
+    ast is not safe to use from several threads at once."""
     agent = oracle_agent(package)
-    spec = {**names_used(package), "program_dirs": DEFAULT_PATH.split(":"), "module": _MODULE,
+    spec = {**used, "program_dirs": DEFAULT_PATH.split(":"), "module": _MODULE,
             "program": _PROGRAM, "script": _SCRIPT}
     agent.name = "probe:steer-verifier"
     agent.files = {**agent.files, "steer/spec.json": json.dumps(spec).encode(), "steer/plant.py": _PLANT.encode()}
