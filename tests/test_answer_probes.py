@@ -141,6 +141,14 @@ def test_constant_answer_leaves_json_entries_that_are_not_objects() -> None:
     rows = [{"id": n, "flag": "ok" if n % 3 else "bad"} for n in range(6)]
     answers = {0: files(r_json=json.dumps({"items": rows}).encode()), 1: files(r_json=b'{"items": ["x", "y"]}')}
     constant, described = constant_answers(answers)
-    assert described == "r.json: every 'flag' set to 'ok'"
+    assert described == "r.json: every 'flag' set to 'ok'; the rest as instance 0's answer"
     assert json.loads(constant[1]["r.json"].data) == {"items": ["x", "y"]}
     assert {row["flag"] for row in json.loads(constant[0]["r.json"].data)["items"]} == {"ok"}
+
+
+def test_constant_answer_keeps_only_the_keys_of_what_the_oracle_worked_out() -> None:
+    answers = {0: files(routing_csv=b"ticket,queue,deadline\nT1,net,09:00\nT2,net,10:30\n"),
+               1: files(routing_csv=b"ticket,queue,deadline\nT7,db,11:00\nT8,net,09:00\n")}
+    constant, described = constant_answers(answers)
+    assert described == "routing.csv: every 'queue' set to 'net'; routing.csv: every 'deadline' set to '09:00'"
+    assert constant[1]["routing.csv"].data == b"ticket,queue,deadline\nT7,net,09:00\nT8,net,09:00\n"
