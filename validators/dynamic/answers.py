@@ -109,11 +109,12 @@ def near_misses(answer: Answer) -> dict[str, tuple[Answer, str]]:
     return {kind: (_with(answer, records, changed), note) for kind, (changed, note) in kinds.items()}
 
 
-def constant_answers(answers: dict[int, Answer]) -> tuple[dict[int, Answer], str]:
-    """One constant answer shape for every instance, and what it is. It starts from the commonest whole answer (the
-    lowest instance's on a tie); in each file whose records have fields (CSV rows, JSON objects or object entries),
-    it lists this instance's records by their first field (the key, which the inputs give) with every other field at
-    its commonest value over all instances: every row given the commonest label, nothing the oracle worked out."""
+def constant_answers(answers: dict[int, Answer]) -> tuple[dict[int, Answer], str, int]:
+    """One constant answer shape for every instance, what it is, and the instance it is made from. It starts from the
+    commonest whole answer (the lowest instance's on a tie); in each file whose records have fields (CSV rows,
+    JSON objects or object entries), it lists this instance's records by their first field (the key, which the
+    inputs give) with every other field at its commonest value over all instances: every row given the commonest
+    label, nothing the oracle worked out."""
     counts = Counter(_fingerprint(a) for a in answers.values())
     best = max(counts.values())
     source = min(i for i, a in answers.items() if counts[_fingerprint(a)] == best)
@@ -121,12 +122,12 @@ def constant_answers(answers: dict[int, Answer]) -> tuple[dict[int, Answer], str
     constant = {instance: _relabelled(answers[source], answer, values) for instance, answer in answers.items()}
     shown = list(values.items())[:4]
     if not shown:
-        return constant, f"the oracle's answer of instance {source} on every instance"
+        return constant, f"the oracle's answer of instance {source} on every instance", source
     labels = "; ".join(f"{path}: every {field!r} set to {value!r}" for (path, field), value in shown)
     more = f" and {len(values) - len(shown)} more field(s)" if len(values) > len(shown) else ""
     fielded = {path for path, _ in values}
     rest = set(answers[source]) - fielded or any(not path.lower().endswith((".csv", ".tsv")) for path in fielded)
-    return constant, f"{labels}{more}" + (f"; the rest as instance {source}'s answer" if rest else "")
+    return constant, f"{labels}{more}" + (f"; the rest as instance {source}'s answer" if rest else ""), source
 
 
 # -- records ---------------------------------------------------------------------------------------------------------
