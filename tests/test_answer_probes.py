@@ -56,7 +56,7 @@ def test_near_misses_of_json_use_the_first_nonempty_list_and_of_text_its_lines()
 def test_constant_answer_sets_each_label_to_its_commonest_value() -> None:
     answers = {0: files(flags_csv=b"id,flag\nA,ok\nB,high\nC,ok\nD,ok\n"),
                5: files(flags_csv=b"id,flag\nE,ok\nF,low\nG,ok\n")}
-    constant, described = constant_answers(answers)
+    constant, described, _source = constant_answers(answers)
     assert described == "flags.csv: every 'flag' set to 'ok'"  # 3 values in 7: a label; the ids are not
     assert constant[0]["flags.csv"].data == b"id,flag\nA,ok\nB,ok\nC,ok\nD,ok\n"
     assert constant[5]["flags.csv"].data == b"id,flag\nE,ok\nF,ok\nG,ok\n"
@@ -64,8 +64,8 @@ def test_constant_answer_sets_each_label_to_its_commonest_value() -> None:
 
 def test_without_labels_the_constant_answer_is_the_commonest_whole_answer() -> None:
     answers = {0: files(answer_txt=b"7\n"), 3: files(answer_txt=b"9\n"), 4: files(answer_txt=b"9\n")}
-    constant, described = constant_answers(answers)
-    assert described == "the oracle's answer of instance 3 on every instance"
+    constant, described, source = constant_answers(answers)
+    assert described == "the oracle's answer of instance 3 on every instance" and source == 3
     assert {i: a["answer.txt"].data for i, a in constant.items()} == {0: b"9\n", 3: b"9\n", 4: b"9\n"}
 
 
@@ -140,7 +140,15 @@ def test_broken_package_is_caught_by_exactly_its_check(sandbox: Sandbox, name: s
 def test_constant_answer_leaves_json_entries_that_are_not_objects() -> None:
     rows = [{"id": n, "flag": "ok" if n % 3 else "bad"} for n in range(6)]
     answers = {0: files(r_json=json.dumps({"items": rows}).encode()), 1: files(r_json=b'{"items": ["x", "y"]}')}
-    constant, described = constant_answers(answers)
-    assert described == "r.json: every 'flag' set to 'ok'"
+    constant, described, _source = constant_answers(answers)
+    assert described == "r.json: every 'flag' set to 'ok'; the rest as instance 0's answer"
     assert json.loads(constant[1]["r.json"].data) == {"items": ["x", "y"]}
     assert {row["flag"] for row in json.loads(constant[0]["r.json"].data)["items"]} == {"ok"}
+
+
+def test_constant_answer_keeps_only_the_keys_of_what_the_oracle_worked_out() -> None:
+    answers = {0: files(routing_csv=b"ticket,queue,deadline\nT1,net,09:00\nT2,net,10:30\n"),
+               1: files(routing_csv=b"ticket,queue,deadline\nT7,db,11:00\nT8,net,09:00\n")}
+    constant, described, _source = constant_answers(answers)
+    assert described == "routing.csv: every 'queue' set to 'net'; routing.csv: every 'deadline' set to '09:00'"
+    assert constant[1]["routing.csv"].data == b"ticket,queue,deadline\nT7,net,09:00\nT8,net,09:00\n"

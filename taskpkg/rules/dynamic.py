@@ -305,11 +305,11 @@ ARENA715 = Rule(
 
 ARENA716 = Rule(
     "ARENA716", DYNAMIC, W, "a constant answer scores well above the floor",
-    doc="The `constant-answer` probe submits the commonest answer shape on every instance sampled: every label-like "
-        "field of the answer (a CSV column or JSON key with few distinct values) set to its commonest value, or, "
-        "where there is none, the oracle's commonest whole answer. Its mean and best instance are shown with "
-        "`arena check -v`; a mean of 0.25 or more above the do-nothing floor means a policy that never looks at the "
-        "instance earns that share of the reward.",
+    doc="The `constant-answer` probe submits the commonest answer shape on every instance sampled but the one it is "
+        "made from: the oracle's commonest whole answer, with each record of this instance (a CSV row, a JSON entry) "
+        "kept by its key and every other field at its commonest value, as in every row given the commonest label. "
+        "Its mean and best instance are shown with `arena check -v`; a mean of 0.25 or more above the do-nothing "
+        "floor means a policy that never works anything out earns that share of the reward.",
     advice="Give credit only for what shows the task was solved: no marks for the format or the commonest label.",
     messages=one("a constant answer ({what}) scored {mean:.2f} on average over {count} instance(s) (best {best} on "
                  "instance {instance}), against the do-nothing floor {floor}",

@@ -81,8 +81,8 @@ class Answers:
             answer = answer_of(run.initial_files, run.final_files) if run.reward == 1.0 else None
             if answer:
                 self.by_instance[instance] = answer
-        self.constant, self.constant_described = (constant_answers(self.by_instance) if len(self.by_instance) > 1
-                                                  else ({}, ""))
+        self.constant, self.constant_described, self.constant_source = (
+            constant_answers(self.by_instance) if len(self.by_instance) > 1 else ({}, "", None))
 
     def submission(self, trial: AnswerTrial) -> tuple[Answer | None, str]:
         """The files to write over the trial's instance, and what they are; None (and why) when there are none."""
@@ -94,6 +94,8 @@ class Answers:
             return made if made else (None, f"the answer holds no record that can be {trial.kind}")
         if trial.probe == "constant-answer":
             constant = self.constant.get(trial.instance)
+            if trial.instance == self.constant_source:
+                return None, "the constant answer is made from this instance's answer"
             if constant is None or same_answer(constant, own):
                 return None, f"the constant answer ({self.constant_described}) is this instance's right answer"
             return constant, self.constant_described

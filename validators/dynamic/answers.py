@@ -17,7 +17,6 @@ from dataclasses import dataclass, replace
 from sandbox.workspace_files import WorkspaceFile
 
 Answer = dict[str, WorkspaceFile]
-MAX_LABELS = 12  # a column with more distinct values than this is data, not a label
 
 
 def answer_of(initial: Answer | None, final: Answer | None) -> Answer | None:
@@ -110,19 +109,25 @@ def near_misses(answer: Answer) -> dict[str, tuple[Answer, str]]:
     return {kind: (_with(answer, records, changed), note) for kind, (changed, note) in kinds.items()}
 
 
-def constant_answers(answers: dict[int, Answer]) -> tuple[dict[int, Answer], str]:
-    """One constant answer shape for every instance, and what it is: where the answers share label-like fields (a CSV
-    column or a JSON key, not the first, with few distinct values), each instance's answer with every such field set
-    to its commonest value over all instances; else the commonest whole answer (the lowest instance's on a tie)."""
-    labels = _commonest_labels(answers)
-    if labels:
-        described = "; ".join(f"{path}: every {field!r} set to {value!r}" for (path, field), value in labels.items())
-        return {instance: _relabelled(answer, labels) for instance, answer in answers.items()}, described
+def constant_answers(answers: dict[int, Answer]) -> tuple[dict[int, Answer], str, int]:
+    """One constant answer shape for every instance, what it is, and the instance it is made from. It starts from the
+    commonest whole answer (the lowest instance's on a tie); in each file whose records have fields (CSV rows,
+    JSON objects or object entries), it lists this instance's records by their first field (the key, which the
+    inputs give) with every other field at its commonest value over all instances: every row given the commonest
+    label, nothing the oracle worked out."""
     counts = Counter(_fingerprint(a) for a in answers.values())
     best = max(counts.values())
     source = min(i for i, a in answers.items() if counts[_fingerprint(a)] == best)
-    return ({instance: answers[source] for instance in answers},
-            f"the oracle's answer of instance {source} on every instance")
+    values = _commonest_values(answers)
+    constant = {instance: _relabelled(answers[source], answer, values) for instance, answer in answers.items()}
+    shown = list(values.items())[:4]
+    if not shown:
+        return constant, f"the oracle's answer of instance {source} on every instance", source
+    labels = "; ".join(f"{path}: every {field!r} set to {value!r}" for (path, field), value in shown)
+    more = f" and {len(values) - len(shown)} more field(s)" if len(values) > len(shown) else ""
+    fielded = {path for path, _ in values}
+    rest = set(answers[source]) - fielded or any(not path.lower().endswith((".csv", ".tsv")) for path in fielded)
+    return constant, f"{labels}{more}" + (f"; the rest as instance {source}'s answer" if rest else ""), source
 
 
 # -- records ---------------------------------------------------------------------------------------------------------
@@ -200,51 +205,53 @@ def _changed(value: object) -> object:
 # -- the constant answer ---------------------------------------------------------------------------------------------
 
 def _fields(records: Records) -> list[tuple[str, list]]:
-    """(field name, values) of a file's label candidates: every column or key but the first."""
-    if records.kind == "csv" and records.header:
+    """(field name, values) of every field of a file's records but the first (the key); none for plain records."""
+    if records.kind == "csv" and records.header and len(records.header) > 1:
         width = len(records.header)
         return [(records.header[j], [r[j] for r in records.rows if len(r) == width]) for j in range(1, width)]
     if records.kind == "json" and records.context[1] == ():  # type: ignore[index]
         return [("(value)", [v for _, v in records.rows])]
-    if records.kind == "json" and all(isinstance(r, dict) for r in records.rows):
-        keys = list(records.rows[0]) if records.rows else []
-        return [(k, [r.get(k) for r in records.rows]) for k in keys[1:]]
+    objects = [r for r in records.rows if isinstance(r, dict) and len(r) > 1]
+    if records.kind == "json" and objects:
+        keys = list(objects[0])
+        return [(k, [r.get(k) for r in objects]) for k in keys[1:]]
     return []
 
 
-def _commonest_labels(answers: dict[int, Answer]) -> dict[tuple[str, str], object]:
+def _commonest_values(answers: dict[int, Answer]) -> dict[tuple[str, str], object]:
     pooled: dict[tuple[str, str], list] = {}
-    for answer in answers.values():
+    for instance in sorted(answers):
+        answer = answers[instance]
         for path in sorted(answer):
             records = read_records(path, answer[path].data)
             for field, values in _fields(records) if records else []:
                 pooled.setdefault((path, field), []).extend(json.dumps(v, sort_keys=True) for v in values)
-    labels = {}
-    for key, values in pooled.items():
-        counts = Counter(values)
-        if 1 < len(counts) <= MAX_LABELS and len(counts) * 2 <= len(values):
-            labels[key] = json.loads(counts.most_common(1)[0][0])
-    return labels
+    return {key: json.loads(Counter(values).most_common(1)[0][0]) for key, values in pooled.items() if values}
 
 
-def _relabelled(answer: Answer, labels: dict[tuple[str, str], object]) -> Answer:
-    relabelled = dict(answer)
+def _relabelled(base: Answer, answer: Answer, values: dict[tuple[str, str], object]) -> Answer:
+    """`base` with each file that has fielded records replaced by this answer's keys and the commonest values."""
+    made = dict(base)
     for path in sorted(answer):
+        wanted = {field: value for (p, field), value in values.items() if p == path}
         records = read_records(path, answer[path].data)
-        wanted = {field: value for (p, field), value in labels.items() if p == path}
         if records is None or not wanted:
             continue
         if records.kind == "csv":
-            columns = [j for j, name in enumerate(records.header or []) if name in wanted and j > 0]
-            rows = [[wanted[records.header[j]] if j in columns else v  # type: ignore[index]
-                     for j, v in enumerate(r)] for r in records.rows]
+            header = records.header or []
+            rows = [[wanted.get(header[j], v) if 0 < j < len(header) else v for j, v in enumerate(r)]
+                    for r in records.rows]
         elif records.context[1] == ():  # type: ignore[index]
             rows = [[k, wanted["(value)"]] for k, _ in records.rows]
-        else:  # entries of a JSON list: objects get the labels, anything else stays
-            rows = [{k: (wanted[k] if k in wanted and i > 0 else v) for i, (k, v) in enumerate(r.items())}
+        else:  # entries of a JSON list: objects get the values, anything else stays
+            rows = [{k: (wanted.get(k, v) if i > 0 else v) for i, (k, v) in enumerate(r.items())}
                     if isinstance(r, dict) else r for r in records.rows]
-        relabelled[path] = replace(answer[path], data=records.write(rows))
-    return relabelled
+        into = read_records(path, base[path].data) if path in base else None
+        same_place = into is not None and into.kind == records.kind and into.context is not None and \
+            records.context is not None and into.context[-1] == records.context[-1]  # type: ignore[index]
+        writer = into if same_place and records.kind == "json" else records
+        made[path] = replace(answer[path], data=writer.write(rows))  # type: ignore[union-attr]
+    return made
 
 
 def _fingerprint(answer: Answer) -> tuple:
