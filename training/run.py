@@ -112,7 +112,10 @@ def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
         if Path(spec).exists() or "/" not in spec or spec.startswith("."):
             raise TrainingError(str(exc), environment=True) from None
         return spec, {"name": spec, "revision": recipe["model"].get("revision", "unpinned"), "source": "hub"}
-    warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
+    try:  # i26-first: a kept warm-up adapter that fails its digest check stops the run with what to do
+        warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
+    except ModelUnavailable as exc:
+        raise TrainingError(str(exc), environment=True) from None
     return str(warmed.path), {"name": warmed.name, "revision": warmed.revision, "path": str(warmed.path),
                               "source": "local"}
 
