@@ -42,7 +42,7 @@ def test_a_changed_cut_or_foreign_adapter_is_refused_with_how_to_restore_it(tmp_
     data = bytearray(weights.read_bytes())
     data[-1] ^= 1
     weights.write_bytes(bytes(data))
-    with pytest.raises(ModelUnavailable, match=rf"{ADAPTER_FILE}: sha256 .* the file was changed or cut .* git "
+    with pytest.raises(ModelUnavailable, match=rf"{ADAPTER_FILE}: sha256 .* the file was changed or cut .*`git "
                        "checkout --"):
         verified_adapter(copy, key)
     weights.write_text("version https://git-lfs.github.com/spec/v1\n")
