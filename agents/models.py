@@ -74,12 +74,13 @@ def checkpoint_fingerprint(path: Path) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def small_model() -> LocalModel:
-    """The small model's checkpoint, converted from its GGUF file on first use (atomically) and cached."""
+def small_model(prepare: bool = True) -> LocalModel:
+    """The small model's checkpoint, converted from its GGUF file on first use (atomically) and cached; with
+    `prepare` False, only named (its revision read, nothing converted)."""
     gguf = _small_model_file()
-    revision = "sha256:" + _file_sha256(gguf)
+    revision = "sha256:" + file_sha256(gguf)
     target = model_cache() / f"{SMALL_MODEL}-{revision[7:19]}-v{CONVERSION_VERSION}"
-    if not (target / "config.json").is_file():
+    if prepare and not (target / "config.json").is_file():
         _convert(gguf, target)
     return LocalModel(SMALL_MODEL, target, revision)
 
@@ -94,7 +95,8 @@ def _small_model_file() -> Path:
     raise ModelUnavailable(f"the small model {SMALL_MODEL} is not installed: {INSTALL_HINT}")
 
 
-def _file_sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """A file's sha256, hex, read a MiB at a time."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(2**20), b""):

@@ -4,9 +4,11 @@ results are accepted through scoring."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -22,8 +24,8 @@ from launch.job_run import PHASES, run_from_env
 from launch.package_source import ExtractError, extract
 from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml
 from launch.spec import PROFILES, JobSpec, SpecError
-from launch.state import FolderStore, JobRecord
-from scoring.results import ResultsError, accept_job_result, write_record
+from launch.state import Conflict, FolderStore, JobRecord
+from scoring.results import ResultsError, accept_job_result, record_path, write_record
 from taskpkg.digest import git_commit, package_digest
 from taskpkg.loader import load_package
 
@@ -115,7 +117,10 @@ def launch_command(path: Path, backend_name: str, recipe: str | None, profile: s
     click.echo(f"arena: {decision.message}", err=True)
     if decision.outcome == "refused":
         sys.exit(ExitCode.CHECK_FAILED)
-    if decision.outcome == "done" or not wait:
+    if decision.outcome == "done":
+        assert decision.record is not None
+        sys.exit(_publish(store, backend, decision.record, results_dir))
+    if not wait:
         return
     assert decision.record is not None
     sys.exit(_follow(store, backend, decision.record, results_dir))
@@ -144,22 +149,51 @@ def _follow(store: FolderStore, backend: Backend, record: JobRecord, results_dir
         click.echo(f"arena: {exc}", err=True)
         return ExitCode.ENVIRONMENT
     final = current.record if current else record
-    wall = time.monotonic() - started
     if final.state != "succeeded":
         click.echo(f"arena: job {final.name} {final.state}: {final.reason}", err=True)
         return ExitCode.CHECK_FAILED
+    return _publish(store, backend, final, results_dir, log, time.monotonic() - started)
+
+
+def _publish(store: FolderStore, backend: Backend, record: JobRecord, results_dir: Path, log: str | None = None,
+             wall: float | None = None) -> int:
+    """Accept a succeeded job's results from its log (read as untrusted, every number checked again), write the
+    record and its items under `results_dir`, note the run on the job's record, and say where everything is. The
+    same for a job just followed and for one scored before (a repeated launch)."""
     try:
-        data, items, parsed = accept_job_result(result_block.decode(log), final.environment, final.commit,
-                                                f"job {final.name}")
+        log = backend.logs(record.backend_job or record.name) if log is None else log
+        data, items, parsed = accept_job_result(result_block.decode(log), record.environment, record.commit,
+                                                f"job {record.name}")
         write_record(results_dir, data, items)
+    except BackendError as exc:
+        click.echo(f"arena: {exc}", err=True)
+        return ExitCode.ENVIRONMENT
     except (result_block.ResultBlockError, ResultsError) as exc:
         click.echo(f"arena: the job's results were not accepted: {exc}", err=True)
         return ExitCode.CHECK_FAILED
+    _note_run(store, record, parsed.run_id)
+    path = record_path(results_dir, parsed.environment, parsed.run_id)
+    spec = record.job_spec
+    artifacts = backend.artifact_location(spec) if spec else "(the record holds no job description)"
+    click.echo(f"arena: run {parsed.run_id} of job {record.name}: the record and its items are in {path.parent}/; "
+               f"the job's artifacts (job.json, logs/, train/, score/) are in {artifacts}; its log: "
+               f"`arena jobs logs {record.name}`", err=True)
     low, high = parsed.macro_interval or (0.0, 0.0)
+    followed = f"; followed for {wall:.0f} s" if wall is not None else "; scored before"
     click.echo(f"{parsed.environment}: macro delta {parsed.macro_delta * 100:+.1f} points [{low * 100:+.1f}, "
-               f"{high * 100:+.1f}], verdict {parsed.verdict}; followed for {wall:.0f} s")
-    click.echo(str(results_dir / parsed.environment / f"{parsed.run_id}.json"))
+               f"{high * 100:+.1f}], verdict {parsed.verdict}{followed}")
+    click.echo(str(path))
     return ExitCode.OK
+
+
+def _note_run(store: FolderStore, record: JobRecord, run_id: str) -> None:
+    """Write the run's id on the job's record once (what a repeated launch then names); a record that moved on
+    meanwhile is left as it is."""
+    stored = store.get(record.environment, record.commit)
+    if stored is None or stored.record.run_id == run_id or stored.record.state != "succeeded":
+        return
+    with contextlib.suppress(Conflict):
+        store.update(stored, replace(stored.record, run_id=run_id))
 
 
 @click.group(name="jobs")

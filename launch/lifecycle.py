@@ -48,8 +48,9 @@ def request(store: JobStore, backend: Backend, spec: JobSpec, budget: Budget, en
         if stored is not None and stored.record.active:
             return Decision("running", stored.record, f"job {stored.record.name} is already {stored.record.state}")
         if stored is not None and stored.record.state == "succeeded":
-            return Decision("done", stored.record, f"{spec.environment} at {spec.commit[:12]} was already scored "
-                            f"(run {stored.record.run_id})")
+            run = f" (run {stored.record.run_id})" if stored.record.run_id else ""
+            return Decision("done", stored.record, f"{spec.environment} at {spec.commit[:12]} was already scored"
+                            f"{run}; job {stored.record.name}")
         refusal = too_much or budget.refusal((s.record for s in store.all()), needs=spec.max_gpu_hours)
         if refusal:
             return Decision("refused", stored.record if stored else None, refusal)

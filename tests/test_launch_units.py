@@ -326,3 +326,54 @@ def test_ceiling_variables_are_checked() -> None:
         Ceiling.from_env({"ARENA_JOB_MAX_GPU_HOURS": "0"})
     with pytest.raises(SpecError, match="max_hours"):
         spec(max_hours=10_000.0)
+
+
+# ----- a repeated launch of a job scored before ----------------------------------------------------------------
+def test_a_repeated_launch_of_a_scored_job_names_the_run_and_writes_its_record(tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from arena.launch_command import launch_command
+    from launch.backends.local import LocalBackend
+    from scoring.items import items_path
+    from scoring.record import build_run
+    from tests.support.scoring import paired_items, run_info
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "training" / "echo-word"
+    monkeypatch.setenv("ARENA_LAUNCH_DIR", str(tmp_path / "launch"))
+    record, items = build_run(paired_items(3, per_domain=4, clusters=0, effect=0.3),
+                              run_info("echo-word", items=32, resamples=200, commit=SHA))
+    job = spec(requested_by="local")
+    backend, store = LocalBackend(tmp_path / "suite", tmp_path / "launch"), FolderStore(tmp_path / "launch" / "records")
+    store.create(replace(JobRecord.new(job, "local"), state="succeeded", backend_job=job.name))  # its run unnoted
+    backend.job_folder(job.name).mkdir(parents=True)
+    (backend.job_folder(job.name) / "log").write_text("\n".join(["arena-job: succeeded", *result_block.encode(
+        {"record": record, "items": items})]) + "\n")
+    results = tmp_path / "results"
+    first = CliRunner().invoke(launch_command, [str(fixture), "--commit", SHA, "--results", str(results)])
+    assert first.exit_code == 0, first.output
+    written = results / "echo-word" / f"{record['run_id']}.json"
+    assert json.loads(written.read_text()) == record and json.loads(items_path(written).read_text()) == items
+    assert f"run {record['run_id']} of job {job.name}" in first.stderr
+    assert str(backend.artifacts(job)) in first.stderr and first.stdout.splitlines()[-1] == str(written)
+    assert store.get("echo-word", SHA).record.run_id == record["run_id"]  # noted on the job's record
+    again = CliRunner().invoke(launch_command, [str(fixture), "--commit", SHA, "--results", str(tmp_path / "other")])
+    assert again.exit_code == 0 and f"already scored (run {record['run_id']})" in again.stderr
+    assert (tmp_path / "other" / "echo-word" / f"{record['run_id']}.json").is_file()
+
+
+def test_a_scored_job_whose_log_lost_its_results_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from arena.launch_command import launch_command
+    from launch.backends.local import LocalBackend
+
+    fixture = Path(__file__).resolve().parent / "fixtures" / "training" / "echo-word"
+    monkeypatch.setenv("ARENA_LAUNCH_DIR", str(tmp_path / "launch"))
+    job = spec(requested_by="local")
+    FolderStore(tmp_path / "launch" / "records").create(replace(JobRecord.new(job, "local"), state="succeeded"))
+    LocalBackend(tmp_path / "suite", tmp_path / "launch").job_folder(job.name).mkdir(parents=True)
+    (LocalBackend(tmp_path / "suite", tmp_path / "launch").job_folder(job.name) / "log").write_text("cut\n")
+    done = CliRunner().invoke(launch_command, [str(fixture), "--commit", SHA, "--results", str(tmp_path / "r")])
+    assert done.exit_code == 1 and "holds no complete result block" in done.stderr
+    assert not (tmp_path / "r").exists()

@@ -30,7 +30,7 @@ def write_recipe(tmp_path: Path, old: str, new: str, name: str = "cpu-small") ->
 
 
 def test_the_shipped_recipes_load_and_every_value_is_explicit() -> None:
-    assert recipe_names() == ["cpu-small", "qwen3-8b-grpo-lora"]
+    assert recipe_names() == ["cpu-first-look", "cpu-small", "qwen3-8b-grpo-lora"]
     small, large = load_recipe("cpu-small"), load_recipe("qwen3-8b-grpo-lora")
     assert not small.on_gpu and large.on_gpu and large["generation"]["backend"] == "vllm"
     assert large.gradient_accumulation_steps * large["grpo"]["micro_batch_size"] == 64
@@ -56,7 +56,7 @@ def test_a_bad_recipe_names_the_file_line_and_the_fix(tmp_path: Path, old: str, 
 
 
 def test_unknown_recipes_are_refused_with_the_known_ones() -> None:
-    with pytest.raises(RecipeError, match="the shipped recipes are cpu-small, qwen3-8b-grpo-lora"):
+    with pytest.raises(RecipeError, match="the shipped recipes are cpu-first-look, cpu-small, qwen3-8b-grpo-lora"):
         load_recipe("cpu-large")
 
 
@@ -117,3 +117,10 @@ def test_warmup_conversations_use_the_real_tools_and_tool_result_text() -> None:
     expected = command_text(CommandResult(0, "7\n", "", False, False, 0.0), RenderLimits())
     assert any(r.startswith(expected.split("7")[0]) for r in shell_results) and all(
         r.startswith("exit code 0\nstdout:\n") for r in shell_results)
+
+
+def test_the_first_look_is_cpu_small_cut_down_with_the_same_model_and_warmup() -> None:
+    first, small = load_recipe("cpu-first-look"), load_recipe("cpu-small")
+    assert first["model"] == small["model"] and first["lora"] == small["lora"]  # the kept warm-up adapter fits both
+    assert first["grpo"]["steps"] == 1 and first["grpo"]["num_generations"] == 2
+    assert first["grpo"]["max_completion_length"] < small["grpo"]["max_completion_length"]

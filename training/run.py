@@ -119,7 +119,10 @@ def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
         revision = recipe["model"].get("revision")
         return hub_snapshot(spec, revision), {"name": spec, "revision": revision, "source": "hub"}  # pinned commit
     check_pin(recipe, local)  # the bundled model must be the revision the recipe pins
-    warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
+    try:  # a kept warm-up adapter that fails its digest check stops the run with what to do
+        warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
+    except ModelUnavailable as exc:
+        raise TrainingError(str(exc), environment=True) from None
     return str(warmed.path), {"name": warmed.name, "revision": warmed.revision, "path": str(warmed.path),
                               "source": "local"}
 

@@ -3,21 +3,30 @@
 A small base model that has never called a tool gives GRPO no signal (no rollout ever acts). The warm-up teaches the
 format only: the conversations are made-up chores (write a word to a file, count a file's lines, add to a number),
 none taken from any environment, rendered with the same system prompt, tool schemas and tool-result text the model
-later sees. The merged model is cached by (base revision, warm-up settings, data version) and reused by training and
-scoring, so both start from the same base.
+later sees.
+
+The warm-up's LoRA adapter is kept in the repository (`training/warmups/<base>-<key>/`: the adapter, its config and
+`warmup.json`, which records the key, the settings and the adapter's sha256), so no machine trains it again: the
+adapter's digest is checked, then it is merged into the base (seconds) and the merged model is cached under the model
+cache, reused by training and scoring so both start from the same base. The key covers the base's revision, the
+warm-up settings and the data version; a recipe whose warm-up has no kept adapter trains one on first use (cached
+beside the merged model). `python -m training.warmup --rebuild` trains the kept adapter again from this script and
+its data (tests/test_training_warmup.py checks that it comes out within tolerance of the kept one).
 """
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import random
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 from agents.chat import SYSTEM_PROMPT
-from agents.models import LocalModel, model_cache
+from agents.models import LocalModel, ModelUnavailable, file_sha256, model_cache
 from agents.render import RenderLimits, command_text
 from agents.tools import EPISODE_OVER, TOOL_SCHEMAS
 from sandbox.channel import CommandResult
@@ -28,6 +37,10 @@ WORDS = ("amber", "birch", "cobalt", "delta", "ember", "fjord", "garnet", "harbo
          "lantern", "meadow", "nickel", "orchid", "pepper", "quartz", "raven", "saffron", "tundra")
 FILES = ("notes.txt", "data.csv", "input.txt", "list.txt", "values.txt", "records.csv", "log.txt")
 DONE = "The task is complete; there is nothing more to do. " + EPISODE_OVER
+KEPT = Path(__file__).resolve().parent / "warmups"
+ADAPTER_FILE = "adapter_model.safetensors"
+DESCRIPTION = "warmup.json"
+REBUILD = "python -m training.warmup --rebuild"
 
 
 def _call(name: str, **arguments: str) -> dict:
@@ -78,26 +91,67 @@ def conversations(count: int, seed: int) -> list[list[dict]]:
     return [conversation(rng) for _ in range(count)]
 
 
+def warmup_key(base: LocalModel, settings: dict) -> str:
+    """What names a warm-up: the base's revision, its settings and the data version."""
+    return hashlib.sha256(json.dumps([base.revision, settings, DATA_VERSION], sort_keys=True).encode()).hexdigest()
+
+
+def kept_folder(base: LocalModel, settings: dict) -> Path:
+    """Where the repository keeps the adapter of this warm-up."""
+    return KEPT / f"{base.name}-{warmup_key(base, settings)[:12]}"
+
+
 def warmed_base(base: LocalModel, settings: dict | None, say: object = print) -> LocalModel:
-    """The base with the warm-up merged in (made once and cached); the base itself when the recipe has none."""
+    """The base with the warm-up merged in (merged once and cached); the base itself when the recipe has none. The
+    adapter is the repository's where it keeps one for this warm-up, else trained here once and cached."""
     if not settings:
         return base
-    key = hashlib.sha256(json.dumps([base.revision, settings, DATA_VERSION], sort_keys=True).encode()).hexdigest()
-    target = model_cache() / f"{base.name}-toolcall-{key[:12]}"
+    key = warmup_key(base, settings)
+    adapter = kept_folder(base, settings)
+    if not (adapter / DESCRIPTION).is_file():
+        adapter = model_cache() / f"{base.name}-toolcall-{key[:12]}-adapter"
+        if not (adapter / DESCRIPTION).is_file():
+            say(f"warm-up: no kept adapter for these settings; teaching {base.name} the tool-call format "
+                f"({settings['examples']} conversations, {settings['epochs']} epochs; once, then cached)")  # type: ignore[operator]
+            train_adapter(base, settings, adapter)
+    digest = verified_adapter(adapter, key)
+    revision = hashlib.sha256(f"{key}:{digest}".encode()).hexdigest()
+    target = model_cache() / f"{base.name}-toolcall-{revision[:12]}"
     if not (target / "config.json").is_file():
-        say(f"warm-up: teaching {base.name} the tool-call format ({settings['examples']} conversations, "
-            f"{settings['epochs']} epochs; once, then cached)")  # type: ignore[operator]
-        _train_and_merge(base, settings, target)
-    return LocalModel(f"{base.name}+toolcall", target, f"sha256:{key}")
+        say(f"warm-up: merging the tool-call adapter {adapter.name} into {base.name} (once, then cached)")  # type: ignore[operator]
+        _merge(base, adapter, target)
+    return LocalModel(f"{base.name}+toolcall", target, f"sha256:{revision}")
 
 
-def _train_and_merge(base: LocalModel, settings: dict, target: Path) -> None:
+def verified_adapter(folder: Path, key: str) -> str:
+    """The adapter's sha256, once checked against its warmup.json (and that the adapter is for this warm-up)."""
+    described = folder / DESCRIPTION
+    try:
+        description = json.loads(described.read_text())
+        recorded, made_for = description["adapter_sha256"], description["key"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ModelUnavailable(f"{described}: not a warm-up description ({exc}); restore it with `git checkout -- "
+                               f"{folder}` or train it again with `{REBUILD}`") from None
+    if made_for != key:
+        raise ModelUnavailable(f"{described}: made for warm-up {made_for[:12]}, not {key[:12]} (the settings, the "
+                               f"data or the base changed); train it again with `{REBUILD}`")
+    weights = folder / ADAPTER_FILE
+    actual = file_sha256(weights) if weights.is_file() else "missing"
+    if actual != recorded:
+        raise ModelUnavailable(f"{weights}: sha256 {actual[:16]}, but {DESCRIPTION} says {recorded[:16]}: the file "
+                               f"was changed or cut (a Git LFS pointer?); restore it with `git checkout -- {folder}` "
+                               f"or train it again with `{REBUILD}`")
+    return actual
+
+
+def train_adapter(base: LocalModel, settings: dict, folder: Path) -> Path:
+    """Train the warm-up's LoRA and write it to `folder` (replaced atomically) with its warmup.json."""
     from datasets import Dataset
     from transformers import AutoTokenizer
     from trl import SFTConfig, SFTTrainer
 
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=folder.parent))
     try:
         tools = json.dumps(list(TOOL_SCHEMAS))
         rows = [{"messages": m, "tools": tools} for m in conversations(settings["examples"], settings["seed"])]
@@ -110,14 +164,84 @@ def _train_and_merge(base: LocalModel, settings: dict, target: Path) -> None:
                            assistant_only_loss=True, report_to=[], save_strategy="no", logging_steps=5,
                            seed=settings["seed"], disable_tqdm=True, use_cpu=True, gradient_checkpointing=False))
         trainer.train()
-        merged = trainer.model.merge_and_unload()
         shutil.rmtree(staging / "sft", ignore_errors=True)
+        trainer.model.save_pretrained(staging)
+        (staging / "README.md").unlink(missing_ok=True)  # PEFT's model card template: nothing of ours in it
+        _describe(staging, base, settings)
+        old = folder.with_name(f".{folder.name}-old")
+        shutil.rmtree(old, ignore_errors=True)
+        if folder.exists():
+            folder.rename(old)
+        staging.rename(folder)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return folder
+
+
+def _describe(folder: Path, base: LocalModel, settings: dict) -> None:
+    import peft
+    import torch
+    import transformers
+    import trl
+
+    description = {"key": warmup_key(base, settings), "base": {"name": base.name, "revision": base.revision},
+                   "settings": settings, "data_version": DATA_VERSION,
+                   "adapter_sha256": file_sha256(folder / ADAPTER_FILE), "made_by": REBUILD,
+                   "libraries": {"torch": torch.__version__, "transformers": transformers.__version__,
+                                 "trl": trl.__version__, "peft": peft.__version__}}
+    (folder / DESCRIPTION).write_text(json.dumps(description, indent=1, sort_keys=True) + "\n")
+
+
+def _merge(base: LocalModel, adapter: Path, target: Path) -> None:
+    """Base + adapter, merged and saved as a plain checkpoint beside `target`, then renamed into place."""
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        model = AutoModelForCausalLM.from_pretrained(base.path)
+        merged = PeftModel.from_pretrained(model, adapter).merge_and_unload()
         merged.save_pretrained(staging)
-        trainer.processing_class.save_pretrained(staging)
+        AutoTokenizer.from_pretrained(base.path).save_pretrained(staging)
         try:
             staging.rename(target)
-        except OSError:
+        except OSError:  # another process merged it first
             if not (target / "config.json").is_file():
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`python -m training.warmup --prepare`: the recipe's warmed-up base, made ready in the model cache (the small
+    model converted, the kept adapter checked and merged); `--rebuild`: train the kept adapter again from this
+    script and its data, into the repository's folder (or --out)."""
+    from agents.models import resolve_local_model
+    from training.recipe import load_recipe
+
+    parser = argparse.ArgumentParser(prog="python -m training.warmup", description=main.__doc__)
+    action = parser.add_mutually_exclusive_group(required=True)
+    action.add_argument("--prepare", action="store_true", help="convert the base and merge the kept adapter")
+    action.add_argument("--rebuild", action="store_true", help="train the adapter again")
+    parser.add_argument("--recipe", default="cpu-small", help="the recipe whose warm-up it is (default cpu-small)")
+    parser.add_argument("--out", type=Path, help="--rebuild: write the adapter here instead of training/warmups/")
+    args = parser.parse_args(argv)
+    recipe = load_recipe(args.recipe)
+    settings = recipe["model"].get("warmup")
+    if not settings:
+        parser.error(f"the recipe {args.recipe} has no warm-up")
+    try:
+        base = resolve_local_model(recipe["model"]["base"])
+        if args.prepare:
+            print(warmed_base(base, settings, say=lambda text: print(text, file=sys.stderr)).path)
+        else:
+            print(train_adapter(base, settings, args.out or kept_folder(base, settings)))
+    except ModelUnavailable as exc:
+        print(f"arena: {exc}", file=sys.stderr)
+        sys.exit(3)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,10 +1,17 @@
 """A checkpoint on disk through transformers, optionally with a LoRA adapter: CPU for tests and laptops, or a GPU.
 
+A conversation's prompt grows by a reply and a tool result each turn, and begins with the same system prompt and
+tool schemas in every episode; re-encoding all of it every turn is most of a small model's time on a CPU (a
+2,000-token prompt costs several seconds, a 24-token reply about one). So the backend keeps the attention cache of
+its last few generations and starts the next one from the longest that its prompt begins with: only the new tokens
+are encoded. The replies are those of a full re-encoding up to float rounding.
+
 torch, transformers and peft are imported here only (the `train` extra).
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import threading
 from pathlib import Path
@@ -15,6 +22,10 @@ from agents.parse import parse_reply
 
 class ContextFull(BackendError):
     """The conversation no longer fits the model's context window."""
+
+
+KEPT_CACHES = 3  # attention caches kept for reuse: one per episode played at once (all share the opening)
+MIN_REUSE = 32  # tokens a kept cache must share with a prompt to be worth copying
 
 
 class LocalBackend:
@@ -42,6 +53,8 @@ class LocalBackend:
         model.eval()
         self.model = model
         self.context_tokens = int(getattr(model.config, "max_position_embeddings", 0) or 8192)
+        self._caches: list[tuple[list[int], object]] = []  # (token ids the cache holds, the cache), newest last
+        self.encoded_tokens = self.reused_tokens = 0  # prompt tokens encoded, and those taken from a kept cache
 
     def reply(self, messages: list[dict], tools: list[dict], sampling: Sampling) -> Reply:
         """Render with the tokenizer's chat template (tools included), sample, and parse the calls."""
@@ -55,16 +68,57 @@ class LocalBackend:
             raise ContextFull(f"the conversation holds {prompt_tokens} tokens; the model's context is "
                               f"{self.context_tokens}")
         with self._lock, torch.inference_mode():
+            ids = encoded["input_ids"][0].tolist()
+            cache = self._reusable(ids)
             torch.manual_seed(sampling.seed)
             sample = sampling.temperature > 0
             output = self.model.generate(
                 **encoded, max_new_tokens=min(sampling.max_new_tokens, room), do_sample=sample,
                 temperature=sampling.temperature if sample else None, top_p=sampling.top_p if sample else None,
-                pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id)
-        new = output[0][prompt_tokens:]
+                pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id, past_key_values=cache,
+                return_dict_in_generate=True)
+            self._keep(output.sequences[0].tolist(), output.past_key_values)
+        new = output.sequences[0][prompt_tokens:]
         raw = self.tokenizer.decode(new, skip_special_tokens=False)
         raw = raw.split(self.tokenizer.eos_token)[0] if self.tokenizer.eos_token else raw
         return Reply(parse_reply(raw), raw, int(new.shape[0]), prompt_tokens)
+
+
+    def _reusable(self, ids: list[int]) -> object | None:
+        """A copy of the kept cache sharing the longest beginning with `ids`, cut to that beginning (leaving at
+        least the prompt's last token to encode); None when none shares MIN_REUSE tokens."""
+        best, shared = None, 0
+        for held, cache in self._caches:
+            length = _common_prefix(held, ids, cache.get_seq_length())  # type: ignore[attr-defined]
+            if length > shared:
+                best, shared = cache, length
+        shared = min(shared, len(ids) - 1)
+        self.encoded_tokens += len(ids)
+        if best is None or shared < MIN_REUSE:
+            return None
+        self.reused_tokens += shared
+        reused = copy.deepcopy(best)
+        surplus = reused.get_seq_length() - shared  # type: ignore[attr-defined]
+        if surplus > 0:
+            reused.crop(-surplus)  # type: ignore[attr-defined]
+        return reused
+
+    def _keep(self, ids: list[int], cache: object) -> None:
+        """Keep a generation's cache (it holds every token but the last generated one), dropping the oldest."""
+        if cache is None or not hasattr(cache, "crop"):
+            return
+        self._caches = [entry for entry in self._caches if entry[1] is not cache][-(KEPT_CACHES - 1):]
+        self._caches.append((ids, cache))
+
+
+def _common_prefix(held: list[int], ids: list[int], limit: int) -> int:
+    """How many leading tokens `held` and `ids` share, at most `limit`."""
+    length = 0
+    for a, b in zip(held[:limit], ids, strict=False):
+        if a != b:
+            break
+        length += 1
+    return length
 
 
 def _with_adapter(model: object, model_dir: Path, adapter_dir: Path) -> object:

@@ -3,7 +3,8 @@
 - `launch(spec, environment)` starts the job, or finds it when one of that name exists, and returns its id;
 - `states(names)` says where each named job stands, in one call however many jobs there are;
 - `cancel(ids)` stops jobs; `logs(id)` is a job's log so far (the result block is read from it);
-- `phase_log(spec, phase)` is one phase's output (the package's output lives there, for maintainers only).
+- `phase_log(spec, phase)` is one phase's output (the package's output lives there, for maintainers only);
+- `artifact_location(spec)` says where the job's artifacts are.
 """
 
 from __future__ import annotations
@@ -55,3 +56,6 @@ class Backend(Protocol):
 
     def phase_log(self, spec: JobSpec, phase: str) -> str:
         """One phase's output so far (BackendError says where to read it when the backend cannot)."""
+
+    def artifact_location(self, spec: JobSpec) -> str:
+        """Where the job's artifacts (job.json, logs/, train/, score/) are: a folder here or a bucket URL."""

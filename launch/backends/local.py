@@ -56,6 +56,9 @@ class LocalBackend:
     def artifacts(self, spec: JobSpec) -> Path:
         return self.root / "artifacts" / spec.artifact_path
 
+    def artifact_location(self, spec: JobSpec) -> str:
+        return str(self.artifacts(spec))
+
     def launch(self, spec: JobSpec, environment: Path | None = None) -> str:
         if environment is None or not (environment / "task.md").is_file():
             raise BackendError(f"{environment}: the local backend needs the environment's folder (with task.md)")

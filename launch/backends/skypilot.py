@@ -123,8 +123,11 @@ class SkyPilotBackend:
                                f"{type(exc).__name__}: {exc}") from None
         return buffer.getvalue()
 
+    def artifact_location(self, spec: JobSpec) -> str:
+        return f"{self.config.artifact_bucket.rstrip('/')}/{spec.artifact_path}"
+
     def phase_log(self, spec: JobSpec, phase: str) -> str:
-        folder = f"{self.config.artifact_bucket.rstrip('/')}/{spec.artifact_path}"
+        folder = self.artifact_location(spec)
         raise BackendError(f"a SkyPilot job's phase logs are in its artifact bucket: {folder}/manifest-*.json names "
                            f"logs/{phase}.log by its hash under {folder}/objects/ (read them with the bucket's "
                            "credentials; they hold the package's output, so never post them)")
