@@ -91,7 +91,7 @@ class ResultRecord:
     macro_df: float | None = None
 
     @property
-    def in_domain(self) -> dict | None:
+    def in_domain(self) -> dict[str, Any] | None:
         """The training run's in-domain lift (version 2 records that carry one)."""
         found = self.raw.get("training", {}).get("in_domain") if self.version == 2 else None
         return found if isinstance(found, dict) else None
