@@ -138,3 +138,22 @@ def _judged_by_mode_bits(root: Path) -> None:
     assert not agent_can_change(str(closed / "missing.py"))
     (closed / "module.py").chmod(0o666)
     assert agent_can_change(str(closed / "module.py"))  # a file anyone may write
+
+
+@pytest.mark.engine
+@pytest.mark.slow
+def test_near_copy_in_the_image_is_shown_with_its_match(sandbox: Sandbox, tmp_path: Path) -> None:
+    """Not byte-identical (ARENA706 would see that): re-indented, with a line added."""
+    package = make_valid_package(tmp_path)
+    text = (package / "verifier.py").read_text()
+    (package / "environment" / "check_copy.py").write_text("# kept for reference\n" + text.replace("    ", "  "))
+    dockerfile = package / "environment" / "Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("WORKDIR /workspace",
+                                                         "COPY check_copy.py /opt/tools/\nWORKDIR /workspace"))
+    loaded = load_package(package)
+    assert loaded.package is not None
+    result = run_dynamic_checks(loaded.package, sandbox, instances=1, probes=(READ_PROBE,))
+    (finding,) = result.diagnostics
+    assert finding.check_id == "ARENA711" and finding.file == "verifier.py"
+    assert "/opt/tools/check_copy.py (in the image) is a near-copy of verifier.py" in finding.message
+    assert "Score the final state" in finding.message  # the match is shown
