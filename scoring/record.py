@@ -62,7 +62,7 @@ class TrainingSummary:
     wall_s: float
     hardware: str
     reward_curve: tuple[tuple[int, float], ...] = ()
-    in_domain: dict[str, Any] | None = None  # the in-domain lift on held-out instances of the environment (training/in_domain.py)
+    in_domain: dict[str, Any] | None = None  # the in-domain lift on the environment's held-out instances
     preflight: str | None = None  # the learnability pre-flight's one line (training/preflight.py)
 
 

