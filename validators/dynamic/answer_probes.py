@@ -111,7 +111,7 @@ class Answers:
 
 @dataclass
 class Judged:
-    """The answer probes' findings, and the trials (by position) each one failed."""
+    """The answer probes' findings, and the trials (by position) an error among them rests on."""
 
     diagnostics: list[Diagnostic]
     failed: set[int]
@@ -182,8 +182,7 @@ def _judge_constant(trials: list[AnswerTrial], scored: dict[int, EpisodeResult],
         return
     average = mean(r.reward for _, r in runs)  # type: ignore[misc]
     best_index, best = max(runs, key=lambda pair: (pair[1].reward, -pair[1].instance))
-    if average >= floor + WELL_ABOVE_FLOOR:
-        judged.failed.update(i for i, _ in runs)
+    if average >= floor + WELL_ABOVE_FLOOR:  # a warning: its trials stay "ok", as a warning's do elsewhere
         judged.diagnostics.append(ARENA716.found("verifier.py", what=notes[best_index], mean=average,
                                                  count=len(runs), best=best.reward, instance=best.instance,
                                                  floor=floor))
