@@ -274,7 +274,8 @@ ARENA714 = Rule(
                           "(floor {floor}): the verifier checks the answer's shape, not that it is this instance's",
                           _ANSWER_FIX),
     },
-    failing=example(Replace(VERIFIER, "    if text != str(expected):", '    if not text.lstrip("-").isdigit():'),
+    failing=example(Replace(VERIFIER, "    if text != str(expected):",
+                            '    if expected is None or not text.lstrip("-").isdigit():  # the shape only'),
                     probes=("near-miss", "replay"), instances=2),
     passing=example(Keep(VERIFIER, "    if text != str(expected):"), probes=("near-miss", "replay"), instances=2),
 )
