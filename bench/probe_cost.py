@@ -32,7 +32,7 @@ os.environ.setdefault(OWNER_VARIABLE, f"bench-{uuid.uuid4().hex[:10]}")
 def timed(sandbox: Sandbox, package: object, instances: int, probes: tuple[str, ...]) -> tuple[float, list[dict]]:
     """Wall seconds of one dynamic run, and its trials."""
     started = time.perf_counter()
-    result = run_dynamic_checks(package, sandbox, instances=instances, probes=probes)  # type: ignore[arg-type]
+    result = run_dynamic_checks(package, sandbox, instances=instances, probes=probes)  # type: ignore[arg-type]  # argparse's list for the tuple
     assert not result.diagnostics, [d.message for d in result.diagnostics]
     return time.perf_counter() - started, result.trials
 

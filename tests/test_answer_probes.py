@@ -92,7 +92,7 @@ def test_a_default_check_has_twenty_trials_or_more_on_eight_instances() -> None:
 def test_workspace_files_go_into_a_container_and_come_back(engine: object) -> None:
     written = {"flags.csv": WorkspaceFile(b"id,flag\n"), "deep/run.sh": WorkspaceFile(b"#!/bin/sh\n", 0o755)}
     client = engine
-    container = client.containers.create("debian:bookworm-slim", ["true"])  # type: ignore[attr-defined]
+    container = client.containers.create("debian:bookworm-slim", ["true"])  # type: ignore[attr-defined]  # the engine fixture is typed object
     try:
         container.put_archive("/", workspace_archive(written))
         assert read_workspace(container) == written
@@ -102,7 +102,7 @@ def test_workspace_files_go_into_a_container_and_come_back(engine: object) -> No
 
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:  # type: ignore[arg-type]  # the engine fixture is typed object
         yield box
 
 

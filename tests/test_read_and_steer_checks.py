@@ -39,7 +39,7 @@ HELD = sorted([*ROOT.glob("environments/*/task.md"), *ROOT.glob("suites/sample/p
 
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:  # type: ignore[arg-type]  # the engine fixture is typed object
         yield box
 
 

@@ -219,12 +219,13 @@ class _TrialRunner:
         """Verify an answer probe's submission on its instance's shared initial state (once the oracle is done)."""
         with self._lock:
             oracle_runs = dict(self._oracle)
-        if self.answers is None:
-            answers = Answers({instance: future.result() for instance, future in oracle_runs.items()})
+        answers = self.answers
+        if answers is None:
+            made = Answers({instance: future.result() for instance, future in oracle_runs.items()})
             with self._lock:
-                self.answers = self.answers or answers
+                self.answers = answers = self.answers or made
         try:
-            files, note = self.answers.submission(trial)  # type: ignore[union-attr]
+            files, note = answers.submission(trial)
         except Exception as exc:  # a fault in the arena's own probe: ARENA901, not the package's finding
             return EpisodeResult(self.package.name, trial.instance, trial.agent, "agent_error",
                                  error=f"the answer probe {trial.agent} failed: {exc!r}")
@@ -345,19 +346,20 @@ def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: l
     oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == "oracle"}
     repeat = next((r for t, r in zip(planned, results, strict=True) if t.role == "repeat"), None)
     found = distinctness_findings(package, oracle_runs, repeat, runner.answers or Answers(oracle_runs))
-    positions = [i for i, t in enumerate(planned) if t.answer is not None]
-    if not positions:
+    pairs = [(i, t.answer) for i, t in enumerate(planned) if t.answer is not None]
+    if not pairs:
         return found
-    trials = [planned[i].answer for i in positions]
+    positions = [i for i, _ in pairs]
+    trials = [answer for _, answer in pairs]
     answer_results = [results[i] for i in positions]
-    notes = [runner.notes.get(t, "") for t in trials]  # type: ignore[arg-type]
-    judged = judge_answer_trials(trials, answer_results, notes, NOP_FLOOR)  # type: ignore[arg-type]
-    summary = constant_summary(trials, answer_results, notes)  # type: ignore[arg-type]
+    notes = [runner.notes.get(t, "") for t in trials]
+    judged = judge_answer_trials(trials, answer_results, notes, NOP_FLOOR)
+    summary = constant_summary(trials, answer_results, notes)
     for k, i in enumerate(positions):
         records[i]["note"] = notes[k][:500]
-        if trials[k].donor is not None:  # type: ignore[union-attr]
-            records[i]["donor"] = trials[k].donor  # type: ignore[union-attr]
-        if summary and trials[k].probe == "constant-answer":  # type: ignore[union-attr]
+        if trials[k].donor is not None:
+            records[i]["donor"] = trials[k].donor
+        if summary and trials[k].probe == "constant-answer":
             records[i]["summary"] = summary[:1000]
         if k in judged.failed and records[i]["outcome"] == "ok":
             records[i]["outcome"] = "failed"

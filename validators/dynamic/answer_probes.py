@@ -99,14 +99,14 @@ class Answers:
             if constant is None or same_answer(constant, own):
                 return None, f"the constant answer ({self.constant_described}) is this instance's right answer"
             return constant, self.constant_described
-        donor = self.by_instance.get(trial.donor)  # type: ignore[arg-type]
+        donor = self.by_instance.get(trial.donor)  # type: ignore[arg-type]  # only the constant answer has no donor
         if donor is None:
             return None, f"the oracle's answer on instance {trial.donor} is unknown"
         if same_answer(donor, own):
             return None, f"instance {trial.donor} has the same answer as this one"
         if trial.probe == "replay":
             return donor, f"the oracle's answer of instance {trial.donor}"
-        return self.runs[trial.donor].final_files, f"instance {trial.donor}'s whole final workspace"  # type: ignore[index]
+        return self.runs[trial.donor].final_files, f"instance {trial.donor}'s whole final workspace"  # type: ignore[index]  # a donor trial: donor is set
 
 
 @dataclass
@@ -138,7 +138,7 @@ def _judge_rewritten(trials: list[AnswerTrial], scored: dict[int, EpisodeResult]
             continue
         alone = replays[(trial.instance, trial.donor)]
         reward = scored[i].reward
-        if reward > max(floor, alone):  # type: ignore[operator,type-var]
+        if reward > max(floor, alone):  # type: ignore[operator,type-var]  # scored trials carry a reward
             judged.failed.add(i)
             judged.diagnostics.append(ARENA713.found("verifier.py", instance=trial.instance, donor=trial.donor,
                                                      reward=reward, alone=alone))
@@ -150,7 +150,7 @@ def _judge_near_misses(trials: list[AnswerTrial], scored: dict[int, EpisodeResul
     rewards: dict[tuple[int, str], list[tuple[int, float]]] = {}
     for i, trial in enumerate(trials):
         if trial.probe == "near-miss" and i in scored:
-            rewards.setdefault((trial.instance, trial.kind), []).append((i, scored[i].reward))  # type: ignore[arg-type]
+            rewards.setdefault((trial.instance, trial.kind), []).append((i, scored[i].reward))  # type: ignore[arg-type]  # scored trials carry a reward
     for (instance, _kind), runs in rewards.items():
         values = [reward for _, reward in runs]
         note = notes[runs[0][0]]
@@ -167,7 +167,7 @@ def _judge_near_misses(trials: list[AnswerTrial], scored: dict[int, EpisodeResul
 def _judge_replays(trials: list[AnswerTrial], scored: dict[int, EpisodeResult], floor: float,
                    judged: Judged) -> bool:
     for i, trial in enumerate(trials):
-        if trial.probe == "replay" and i in scored and scored[i].reward > floor:  # type: ignore[operator]
+        if trial.probe == "replay" and i in scored and scored[i].reward > floor:  # type: ignore[operator]  # scored trials carry a reward
             judged.failed.add(i)
             judged.diagnostics.append(ARENA714.found("verifier.py", case="replay", instance=trial.instance,
                                                      donor=trial.donor, reward=scored[i].reward, floor=floor))
@@ -180,7 +180,7 @@ def _judge_constant(trials: list[AnswerTrial], scored: dict[int, EpisodeResult],
     runs = [(i, scored[i]) for i, t in enumerate(trials) if t.probe == "constant-answer" and i in scored]
     if not runs:
         return
-    average = mean(r.reward for _, r in runs)  # type: ignore[misc]
+    average = mean(r.reward for _, r in runs)  # type: ignore[misc]  # scored trials carry a reward
     best_index, best = max(runs, key=lambda pair: (pair[1].reward, -pair[1].instance))
     if average >= floor + WELL_ABOVE_FLOOR:  # a warning: its trials stay "ok", as a warning's do elsewhere
         judged.diagnostics.append(ARENA716.found("verifier.py", what=notes[best_index], mean=average,
@@ -195,7 +195,7 @@ def constant_summary(trials: list[AnswerTrial], results: list[EpisodeResult], no
     if not runs:
         return ""
     best, note = max(runs, key=lambda pair: (pair[0].reward, -pair[0].instance))
-    average = mean(r.reward for r, _ in runs)  # type: ignore[misc]
+    average = mean(r.reward for r, _ in runs)  # type: ignore[misc]  # filtered above: reward is not None
     return (f"constant answer ({note}): mean {average:.2f} over {len(runs)} instance(s), best {best.reward} on "
             f"instance {best.instance}")
 

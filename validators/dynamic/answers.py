@@ -13,6 +13,7 @@ import io
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
+from typing import Any
 
 from sandbox.workspace_files import WorkspaceFile
 
@@ -39,18 +40,18 @@ class Records:
     kind: str  # csv, json or lines
     header: list[str] | None
     rows: list  # csv: lists of fields; json: entries (pairs for an object); lines: strings
-    context: object = None  # csv: (delimiter, line end); json: (root, where the records sit)
+    context: Any = None  # csv: (delimiter, line end); json: (root, where the records sit)
 
     def write(self, rows: list) -> bytes:
         """The file with `rows` in place of its records."""
         if self.kind == "csv":
-            delimiter, end = self.context  # type: ignore[misc]
+            delimiter, end = self.context
             out = io.StringIO()
             writer = csv.writer(out, delimiter=delimiter, lineterminator=end)
             writer.writerows(([self.header] if self.header is not None else []) + rows)
             return out.getvalue().encode()
         if self.kind == "json":
-            root, where = self.context  # type: ignore[misc]
+            root, where = self.context
             return (json.dumps(_put(root, where, rows), indent=2) + "\n").encode()
         return "".join(f"{row}\n" for row in rows).encode()
 
@@ -100,7 +101,7 @@ def near_misses(answer: Answer) -> dict[str, tuple[Answer, str]]:
         return {}
     rows, last = records.rows, len(records.rows) - 1
     where = f"{records.path}, record {last + 1} of {len(rows)}"
-    object_entries = records.kind == "json" and records.context[1] == ()  # type: ignore[index]
+    object_entries = records.kind == "json" and records.context[1] == ()
     kinds = {"changed": ([*rows[:last], _changed_record(records, rows[last])], f"{where} changed"),
              "dropped": (rows[:last], f"{where} dropped")}
     if not object_entries:
@@ -143,16 +144,16 @@ def _first_list(value: object, where: tuple) -> tuple | None:
     return None
 
 
-def _get(root: object, where: tuple) -> object:
+def _get(root: Any, where: tuple) -> Any:
     for key in where:
-        root = root[key]  # type: ignore[index]
+        root = root[key]
     return root
 
 
-def _put(root: object, where: tuple, rows: list) -> object:
+def _put(root: Any, where: tuple, rows: list) -> Any:
     if not where:
         return dict(rows) if isinstance(root, dict) else rows
-    copy = dict(root)  # type: ignore[call-overload]
+    copy = dict(root)
     copy[where[0]] = _put(copy[where[0]], where[1:], rows)
     return copy
 
@@ -163,14 +164,14 @@ def _with(answer: Answer, records: Records, rows: list) -> Answer:
     return changed
 
 
-def _changed_record(records: Records, row: object, every_field: bool = False) -> object:
+def _changed_record(records: Records, row: Any, every_field: bool = False) -> object:
     """The record with its values changed: every field but the first (a likely key) unless `every_field`."""
     if records.kind == "csv":
-        fields = list(row)  # type: ignore[call-overload]
+        fields = list(row)
         keep = 0 if every_field or len(fields) == 1 else 1
         return fields[:keep] + [_changed(f) for f in fields[keep:]]
-    if records.kind == "json" and records.context[1] == ():  # type: ignore[index]
-        key, value = row  # type: ignore[misc]
+    if records.kind == "json" and records.context[1] == ():
+        key, value = row
         return [f"{key}-x" if every_field else key, _changed(value)]
     if isinstance(row, dict) and row:
         keys = list(row)
@@ -209,7 +210,7 @@ def _fields(records: Records) -> list[tuple[str, list]]:
     if records.kind == "csv" and records.header and len(records.header) > 1:
         width = len(records.header)
         return [(records.header[j], [r[j] for r in records.rows if len(r) == width]) for j in range(1, width)]
-    if records.kind == "json" and records.context[1] == ():  # type: ignore[index]
+    if records.kind == "json" and records.context[1] == ():
         return [("(value)", [v for _, v in records.rows])]
     objects = [r for r in records.rows if isinstance(r, dict) and len(r) > 1]
     if records.kind == "json" and objects:
@@ -241,16 +242,16 @@ def _relabelled(base: Answer, answer: Answer, values: dict[tuple[str, str], obje
             header = records.header or []
             rows = [[wanted.get(header[j], v) if 0 < j < len(header) else v for j, v in enumerate(r)]
                     for r in records.rows]
-        elif records.context[1] == ():  # type: ignore[index]
+        elif records.context[1] == ():
             rows = [[k, wanted["(value)"]] for k, _ in records.rows]
         else:  # entries of a JSON list: objects get the values, anything else stays
             rows = [{k: (wanted.get(k, v) if i > 0 else v) for i, (k, v) in enumerate(r.items())}
                     if isinstance(r, dict) else r for r in records.rows]
         into = read_records(path, base[path].data) if path in base else None
         same_place = into is not None and into.kind == records.kind and into.context is not None and \
-            records.context is not None and into.context[-1] == records.context[-1]  # type: ignore[index]
+            records.context is not None and into.context[-1] == records.context[-1]
         writer = into if same_place and records.kind == "json" else records
-        made[path] = replace(answer[path], data=writer.write(rows))  # type: ignore[union-attr]
+        made[path] = replace(answer[path], data=writer.write(rows))  # type: ignore[union-attr]  # writer is `records` when `into` is None
     return made
 
 

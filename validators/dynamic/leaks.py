@@ -106,13 +106,13 @@ class _StreamReader(io.RawIOBase):
     """A file-like view of the engine's chunked `docker save` stream."""
 
     def __init__(self, chunks: object) -> None:
-        self._chunks = iter(chunks)  # type: ignore[call-overload]
+        self._chunks = iter(chunks)  # type: ignore[call-overload]  # docker-py's stream is an untyped iterable
         self._buffer = b""
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, target: bytearray) -> int:  # type: ignore[override]
+    def readinto(self, target: bytearray) -> int:  # type: ignore[override]  # io's buffer protocol type, narrowed
         while not self._buffer:
             try:
                 self._buffer = next(self._chunks)
