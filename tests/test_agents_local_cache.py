@@ -18,8 +18,8 @@ def two_turns(backend: object, task: str, keep: bool) -> list[str]:
     replies = []
     for _ in range(2):
         if not keep:
-            backend._caches.clear()  # type: ignore[attr-defined]
-        reply = backend.reply(messages, list(TOOL_SCHEMAS), sampling)  # type: ignore[attr-defined]
+            backend._caches.clear()  # type: ignore[attr-defined]  # transformers' cache object is untyped here
+        reply = backend.reply(messages, list(TOOL_SCHEMAS), sampling)  # type: ignore[attr-defined]  # transformers' cache object is untyped here
         replies.append(reply.raw)
         messages += [{"role": "assistant", "content": reply.raw},
                      {"role": "user", "content": "That could not be read as a tool call; call a tool."}]

@@ -185,7 +185,7 @@ def test_a_job_whose_training_had_no_effective_update_stops_before_scoring(tmp_p
 
 @pytest.fixture(scope="module")
 def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]
+    with Sandbox(engine) as box:  # type: ignore[arg-type]  # the engine fixture is typed object
         yield box
 
 

@@ -13,7 +13,7 @@ def lora_snapshot(model: object) -> dict:
     """A CPU copy of the trainable (LoRA) tensors, to compare with after training."""
     return {
         name: p.detach().to("cpu", copy=True)
-        for name, p in model.named_parameters()  # type: ignore[attr-defined]
+        for name, p in model.named_parameters()  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
         if p.requires_grad
     }
 
@@ -21,7 +21,7 @@ def lora_snapshot(model: object) -> dict:
 def lora_change(before: dict, model: object) -> dict:
     """How the trainable tensors moved since `before`: LoRA-B (zero at the start) and LoRA-A tensors that changed,
     the largest absolute change of any element, and whether every weight is finite."""
-    after = dict(model.named_parameters())  # type: ignore[attr-defined]
+    after = dict(model.named_parameters())  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     counts = {"lora_b_tensors": 0, "lora_b_changed": 0, "lora_a_tensors": 0, "lora_a_changed": 0}
     largest, finite = 0.0, True
     for name, old in before.items():

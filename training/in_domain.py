@@ -29,7 +29,7 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     if not instances:
         return None
     k = settings["samples"]
-    say(f"in-domain lift: base and trained model on {len(instances)} held-out instance(s), {k} sample(s) "  # type: ignore[operator]
+    say(f"in-domain lift: base and trained model on {len(instances)} held-out instance(s), {k} sample(s) "  # type: ignore[operator]  # say is any callable taking one line
         "each")
     base_backend, trained_backend = open_backends(recipe, base, out / "adapter")
     assert trained_backend is not None
@@ -41,7 +41,7 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     release(base_backend, trained_backend)
     report = lift(arms, instances, k)
     write_json_atomic(out / REPORT_FILE, report, sort_keys=True)
-    say(one_line(report))  # type: ignore[operator]
+    say(one_line(report))  # type: ignore[operator]  # say is any callable taking one line
     return {key: value for key, value in report.items() if key != "episodes"} | {"line": one_line(report)}
 
 

@@ -183,7 +183,7 @@ class Progress:
                   f" · tool calls {line.get('tool_calls_mean', 0):.1f} · verifier errors "
                   f"{line.get('verifier_errors', 0)} · {self.episodes / max(elapsed, 1e-9) * 60:.1f} episodes/min")
         if self.live:
-            self._rich().update(self._task, completed=step, status=status)  # type: ignore[attr-defined]
+            self._rich().update(self._task, completed=step, status=status)  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
             return
         eta = elapsed / max(step, 1) * max(self.total - step, 0)
         print(f"train step {step}/{self.total} {status} · ETA {eta:.0f}s", file=self.stream, flush=True)
@@ -191,14 +191,14 @@ class Progress:
     def say(self, message: str) -> None:
         """A line about a phase (warm-up, pre-flight, saving)."""
         if self._bar is not None:
-            self._bar.console.print(message)  # type: ignore[attr-defined]
+            self._bar.console.print(message)  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
         else:
             print(message, file=self.stream, flush=True)
 
     def close(self) -> None:
         """Stop the live display."""
         if self._bar is not None:
-            self._bar.stop()  # type: ignore[attr-defined]
+            self._bar.stop()  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
             self._bar = None
 
     def _rich(self) -> object:
@@ -208,6 +208,6 @@ class Progress:
 
             self._bar = Progress(TextColumn("train"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                                  TextColumn("{task.fields[status]}"), console=Console(file=self.stream))
-            self._task = self._bar.add_task("train", total=self.total, status="")  # type: ignore[attr-defined]
-            self._bar.start()  # type: ignore[attr-defined]
+            self._task = self._bar.add_task("train", total=self.total, status="")  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
+            self._bar.start()  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
         return self._bar

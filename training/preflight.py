@@ -73,7 +73,7 @@ def preflight(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str,
     key = cache_key(package_digest, base_revision, recipe)
     report = cached_report(key, out)
     if report is not None:
-        say(f"pre-flight: reused ({report['samples']} samples, verdict {report['verdict']['decision']})")  # type: ignore[operator]
+        say(f"pre-flight: reused ({report['samples']} samples, verdict {report['verdict']['decision']})")  # type: ignore[operator]  # say is any callable taking one line
     else:
         report = {"key": key, "model": base_revision, "package_digest": package_digest,
                   **_play(sandbox, package, recipe, base, instances, say, keep_transcripts(out, "preflight"))}
@@ -81,7 +81,7 @@ def preflight(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str,
     if out is not None:
         write_json_atomic(out / REPORT_FILE, report, sort_keys=True)
     for line in table(report):
-        say(line)  # type: ignore[operator]
+        say(line)  # type: ignore[operator]  # say is any callable taking one line
     return report
 
 
@@ -97,7 +97,7 @@ def _play(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, ins
     samples: list[Sample] = []
     for look in range(looks):
         chosen = instances[look * batch: min(limit, (look + 1) * batch)]
-        say(f"pre-flight: {g} samples on each of {len(chosen)} training instance(s) (look {look + 1} of "  # type: ignore[operator]
+        say(f"pre-flight: {g} samples on each of {len(chosen)} training instance(s) (look {look + 1} of "  # type: ignore[operator]  # say is any callable taking one line
             f"{looks})")
         samples += play(sandbox, package, [(i, k) for i in chosen for k in range(g)], backend, chat,
                         recipe["episodes"]["concurrency"], "preflight", keep=keep)

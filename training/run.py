@@ -217,14 +217,14 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     pool = RolloutPool(sandbox, package, chat.tools, recipe["episodes"]["concurrency"])
     try:
         trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / "checkpoints", gpus > 0)
-        before = lora_snapshot(trainer.model)  # type: ignore[attr-defined]
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]
+        before = lora_snapshot(trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     finally:
         pool.close()
     manifest["steps"] = log.step
     manifest["trainer_summary"] = log.summary
     manifest["reward_curve"] = log.curve[-500:]
-    moved = lora_change(before, trainer.model)  # type: ignore[attr-defined]
+    moved = lora_change(before, trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     evidence = manifest["update_evidence"] = update_evidence(log.lines, moved)
     if log.stopped_because:
         return "stopped", f"{log.stopped_because} (transcripts: {out / 'transcripts'})"
@@ -240,7 +240,7 @@ def _save_adapter(trainer: object, out: Path) -> None:
     """Write the adapter beside its place, then rename it in: never half an adapter."""
     staging = out / ".adapter-staging"
     shutil.rmtree(staging, ignore_errors=True)
-    trainer.model.save_pretrained(staging)  # type: ignore[attr-defined]
-    trainer.processing_class.save_pretrained(staging)  # type: ignore[attr-defined]
+    trainer.model.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+    trainer.processing_class.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     shutil.rmtree(out / "adapter", ignore_errors=True)
     staging.rename(out / "adapter")

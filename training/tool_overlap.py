@@ -101,7 +101,7 @@ class TurnCalls:
 def overlapping_tools(trainer_class: type, workers: int) -> type:
     """A GRPOTrainer subclass whose tool loop overlaps the tool calls of different rollouts."""
 
-    class OverlappingTools(trainer_class):  # type: ignore[misc, valid-type]
+    class OverlappingTools(trainer_class):  # type: ignore[misc, valid-type]  # TRL and torch are imported lazily: typed object here
         def _tool_call_loop(self, prompts: list, prompt_ids: list, completion_ids: list, completions: list,
                             *rest: object) -> object:
             turn = TurnCalls(completions, self._sync_tool_dicts, workers, os.environ.get(SERIAL_VARIABLE) == "1")

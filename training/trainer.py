@@ -66,10 +66,10 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
             if logs and "train_runtime" in logs:  # the run's closing summary, logged at the last step again
                 log.summary = {k: v for k, v in logs.items() if isinstance(v, int | float)}
                 return
-            line = log.write_step(state.global_step, logs or {})  # type: ignore[attr-defined]
+            line = log.write_step(state.global_step, logs or {})  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
             progress.update(line)
             if log.stopped_because or log.loss_not_finite:  # a guard tripped, or the loss is NaN/inf: stop here
-                control.should_training_stop = True  # type: ignore[attr-defined]
+                control.should_training_stop = True  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
 
     class ArenaGRPOTrainer(GRPOTrainer):
         """TRL's trainer, counting the generated tokens each batch trains on with a non-zero advantage."""

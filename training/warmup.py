@@ -118,7 +118,7 @@ def warmed_base(base: LocalModel, settings: dict | None, say: object = print) ->
     revision = hashlib.sha256(f"{key}:{digest}".encode()).hexdigest()
     target = model_cache() / f"{base.name}-toolcall-{revision[:12]}"
     if not (target / "config.json").is_file():
-        say(f"warm-up: merging the tool-call adapter {adapter.name} into {base.name} (once, then cached)")  # type: ignore[operator]
+        say(f"warm-up: merging the tool-call adapter {adapter.name} into {base.name} (once, then cached)")  # type: ignore[operator]  # say is any callable taking one line
         _merge(base, adapter, target)
     return LocalModel(f"{base.name}+toolcall", target, f"sha256:{revision}")
 

@@ -89,7 +89,7 @@ class LocalBackend:
         least the prompt's last token to encode); None when none shares MIN_REUSE tokens."""
         best, shared = None, 0
         for held, cache in self._caches:
-            length = _common_prefix(held, ids, cache.get_seq_length())  # type: ignore[attr-defined]
+            length = _common_prefix(held, ids, cache.get_seq_length())  # type: ignore[attr-defined]  # transformers' cache object is untyped here
             if length > shared:
                 best, shared = cache, length
         shared = min(shared, len(ids) - 1)
@@ -98,9 +98,9 @@ class LocalBackend:
             return None
         self.reused_tokens += shared
         reused = copy.deepcopy(best)
-        surplus = reused.get_seq_length() - shared  # type: ignore[attr-defined]
+        surplus = reused.get_seq_length() - shared  # type: ignore[attr-defined]  # transformers' cache object is untyped here
         if surplus > 0:
-            reused.crop(-surplus)  # type: ignore[attr-defined]
+            reused.crop(-surplus)  # type: ignore[attr-defined]  # transformers' cache object is untyped here
         return reused
 
     def _keep(self, ids: list[int], cache: object) -> None:
