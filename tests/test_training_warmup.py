@@ -101,4 +101,4 @@ def test_the_warmup_script_reproduces_the_kept_adapter_within_tolerance(tmp_path
         assert (again[module] - delta).norm() <= TOLERANCE * delta.norm(), module
 
 
-TOLERANCE = 0.02
+TOLERANCE = 1e-3  # two runs on this machine (13:36 and an earlier one, other load) differed by 1.3e-6
