@@ -30,7 +30,7 @@ CAUGHT_BY = {
     "arena711-answer-key-in-home": {"ARENA711"},
     "arena711-generator-copies-itself": {"ARENA711"},
     "arena712-imports-agent-folder": {"ARENA712"},
-    "arena712-runs-workspace-script": {"ARENA506", "ARENA712"},
+    "arena712-runs-workspace-script": {"ARENA506", "ARENA712", "ARENA713"},  # the script also trusts the inputs
     "arena712-path-folder-for-agent": {"ARENA712"},
 }
 HELD = sorted([*ROOT.glob("environments/*/task.md"), *ROOT.glob("suites/sample/packages/*/task.md"),
