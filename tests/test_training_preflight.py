@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -51,8 +52,8 @@ def test_the_cache_keys_on_the_package_and_the_model(tmp_path: Path, monkeypatch
     recipe = load_recipe("cpu-small")
     key = cache_key("sha256:aa", "sha256:model", recipe)
     assert key != cache_key("sha256:bb", "sha256:model", recipe) != cache_key("sha256:aa", "sha256:other", recipe)
-    assert key != cache_key("sha256:aa", "sha256:model", load_recipe("cpu-small", steps=None).__class__(
-        "x", {**recipe.data, "preflight": {**recipe["preflight"], "instances": 1}}, "x", {}))
+    fewer = replace(recipe, data={**recipe.data, "preflight": {**recipe["preflight"], "instances": 1}})
+    assert key != cache_key("sha256:aa", "sha256:model", fewer)
     monkeypatch.setenv("ARENA_PREFLIGHT_CACHE", str(tmp_path / "cache"))
     assert cached_report(key, tmp_path) is None
     (tmp_path / "preflight.json").write_text(json.dumps({"key": key, "samples": 3}))
