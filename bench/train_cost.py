@@ -73,7 +73,7 @@ def main() -> None:
     step_s = [s["step_time"] for s in steps if s.get("step_time")]
     steady = statistics.median(step_s[1:] or step_s)
     startup = marks.get("preflight", 0.0)
-    preflight_s = marks.get("train", total) - startup - steady  # the first step line comes after one step
+    preflight_s = marks.get("train", total) - startup - step_s[0]  # the first step's line comes after that step
     in_domain_s = total - marks["in_domain"] if "in_domain" in marks else 0.0
     per_sample = preflight_s / max(preflight["samples"], 1)
     lift = manifest.get("in_domain") or {}

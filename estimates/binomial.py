@@ -37,7 +37,7 @@ def _solve(decreasing: object, target: float) -> float:
     low, high = 0.0, 1.0
     for _ in range(BISECTIONS):
         middle = (low + high) / 2
-        if decreasing(middle) > target:  # type: ignore[operator]
+        if decreasing(middle) > target:  # type: ignore[operator]  # decreasing returns a float, typed object
             low = middle
         else:
             high = middle

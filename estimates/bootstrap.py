@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from estimates import binomial
+
 RESAMPLES = 10_000
 
 
@@ -42,15 +44,18 @@ def mean_interval(
     seed: int = 0,
     bounds: tuple[float, float] = (0.0, 1.0),
 ) -> Estimate:
-    """The mean of per-unit values with a percentile bootstrap interval. One unit says nothing of the spread
-    between units: its interval is the whole range the values can take (`bounds`). With few units the percentile
-    interval is too narrow; the unit count is reported beside it for that reason."""
+    """The mean of per-unit values with a percentile bootstrap interval. Where every unit shows the same value the
+    bootstrap has no spread to show, so the interval is what that agreement rules out exactly: at most a share u of
+    units (u the exact upper bound at zero of n, 1 for a single unit) could lie anywhere in `bounds`. With few units
+    the percentile interval is too narrow; the unit count is reported beside it for that reason."""
     data = np.asarray(values, dtype=np.float64)
     if data.size == 0:
         raise ValueError("no units to estimate from")
     value = float(data.mean())
-    if data.size == 1:
-        return Estimate(value, bounds[0], bounds[1], 1, confidence)
+    if np.all(data == data[0]):
+        share = 1.0 if data.size == 1 else binomial.upper_bound(0, int(data.size), (1 - confidence) / 2)
+        low, high = value - share * (value - bounds[0]), value + share * (bounds[1] - value)
+        return Estimate(value, low, high, int(data.size), confidence)
     rng = np.random.default_rng(seed)
     means = data[rng.integers(0, data.size, size=(resamples, data.size))].mean(axis=1)
     tail = (1 - confidence) / 2 * 100

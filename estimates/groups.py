@@ -48,8 +48,8 @@ def signal_probability(p: float, g: int) -> float:
 
 def pass_rate_estimate(counts: Sequence[tuple[int, int]], confidence: float = 0.95) -> Estimate:
     """pass@1 over instances from (passes, judged samples) per instance: the mean of the instances' pass rates, with
-    the hull of a bootstrap interval over instances (their spread) and the exact interval over all samples pooled
-    (which stays honest where every sample agrees and the bootstrap has no spread to show)."""
+    the hull of the interval over instances (their spread; `bootstrap.mean_interval`) and the exact interval over
+    all samples pooled (the sampling noise within instances, which the spread between a few instances can hide)."""
     rated = [(c, n) for c, n in counts if n]
     if not rated:
         raise ValueError("no judged samples")

@@ -84,8 +84,8 @@ def test_paired_difference_resamples_instances_whole_and_is_seeded() -> None:
     shifted = paired_difference(base, [[min(1.0, r + 0.5) for r in b] for b in base])
     assert shifted.value == pytest.approx(0.25)
     assert shifted.low <= shifted.value <= shifted.high and shifted.units == 4
-    same = paired_difference(base, base)
-    assert (same.value, same.low, same.high) == (0.0, 0.0, 0.0)
+    same = paired_difference(base, base)  # no instance changed: the interval says how many could have, unseen
+    assert same.value == 0 and same.low == -same.high == pytest.approx(-binomial.upper_bound(0, 4, 0.025))
     assert paired_difference(base, base[::-1], seed=3) == paired_difference(base, base[::-1], seed=3)
     single = paired_difference([[0.0]], [[1.0]])
     assert (single.low, single.high) == (-1.0, 1.0)  # one instance says nothing of the spread between instances
@@ -96,6 +96,7 @@ def test_pass_at_one_keeps_an_honest_interval_when_every_sample_agrees() -> None
     from estimates.groups import pass_rate_estimate
 
     none = pass_rate_estimate([(0, 4), (0, 4), (0, 4), (0, 4)])
-    assert none.value == 0 and none.low == 0 and none.high == pytest.approx(binomial.upper_bound(0, 16, 0.025))
+    pooled, instances = binomial.upper_bound(0, 16, 0.025), binomial.upper_bound(0, 4, 0.025)
+    assert none.value == 0 and none.low == 0 and none.high == pytest.approx(max(pooled, instances))
     mixed = pass_rate_estimate([(4, 4), (0, 4), (2, 4)])
     assert mixed.value == pytest.approx(0.5) and mixed.low < 0.5 < mixed.high and mixed.units == 3

@@ -18,7 +18,7 @@ SCRIPT = ROOT / "scripts" / "gpu-smoke"
 
 def test_the_smoke_recipe_is_the_gpu_recipe_on_the_small_model(tmp_path: Path) -> None:
     loader = SourceFileLoader("gpu_smoke", str(SCRIPT))
-    smoke = importlib.util.module_from_spec(importlib.util.spec_from_loader("gpu_smoke", loader))  # type: ignore[arg-type]
+    smoke = importlib.util.module_from_spec(importlib.util.spec_from_loader("gpu_smoke", loader))  # type: ignore[arg-type]  # the spec is never None for a file loader
     loader.exec_module(smoke)
     for vllm in (True, False):
         recipe = load_recipe(str(smoke.smoke_recipe(tmp_path, vllm)))

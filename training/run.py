@@ -117,7 +117,8 @@ def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
         if Path(spec).exists() or "/" not in spec or spec.startswith("."):
             raise TrainingError(str(exc), environment=True) from None
         revision = recipe["model"].get("revision")
-        return hub_snapshot(spec, revision), {"name": spec, "revision": revision, "source": "hub"}  # pinned commit
+        snapshot = hub_snapshot(spec, revision)  # the pinned commit's files: what training and scoring both load
+        return snapshot, {"name": spec, "revision": revision, "path": snapshot, "source": "hub"}
     check_pin(recipe, local)  # the bundled model must be the revision the recipe pins
     try:  # a kept warm-up adapter that fails its digest check stops the run with what to do
         warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)

@@ -1,4 +1,9 @@
-"""Tool calls of different rollouts overlapped: TRL's tool loop calls each rollout's tools one rollout at a time,
+"""Less idle time in TRL's rollout loop: every instance of a generation batch set up at once, and tool calls of
+different rollouts overlapped.
+
+TRL resets the batch's environments one after the other, and a reset waits for its instance to be generated and
+committed (the first of its group); `start_instances` starts every instance of the batch on the rollout pool before
+the first reset, so they are made concurrently. TRL's tool loop calls each rollout's tools one rollout at a time,
 so the trainer waits on every sandbox round trip in turn. All of one turn's calls are known before the first is made
 (the turn's completions are generated as one batch), so at the first call of a turn every rollout's calls are started
 on a thread pool, each rollout's in its own order, and TRL's calls pick up their results; the results, their order
@@ -64,7 +69,7 @@ class TurnCalls:
             futures = self.started.get(id(message), [])
             index = self.taken.get(id(message), 0)
             self.taken[id(message)] = index + 1
-        if index >= len(futures) or futures[index].arena_call != (name, arguments):  # type: ignore[attr-defined]
+        if index >= len(futures) or futures[index].arena_call != (name, arguments):  # type: ignore[attr-defined]  # the call is noted on the future itself
             return None
         return futures[index]
 
@@ -83,7 +88,7 @@ class TurnCalls:
         futures: list[Future] = []
         for call in calls:
             future: Future = Future()
-            future.arena_call = call  # type: ignore[attr-defined]
+            future.arena_call = call  # type: ignore[attr-defined]  # the call is noted on the future itself
             futures.append(future)
 
         def run() -> None:
@@ -98,10 +103,22 @@ class TurnCalls:
         return futures
 
 
-def overlapping_tools(trainer_class: type, workers: int) -> type:
-    """A GRPOTrainer subclass whose tool loop overlaps the tool calls of different rollouts."""
+def start_instances(pool: object, rows: list[dict]) -> None:
+    """Start making every instance the batch's rows name, on the rollout pool (a failure is seen by its reset)."""
+    for instance in dict.fromkeys(int(row["instance"]) for row in rows if "instance" in row):
+        pool.executor.submit(pool.initial_state, instance)  # type: ignore[attr-defined]  # a RolloutPool, typed object
 
-    class OverlappingTools(trainer_class):  # type: ignore[misc, valid-type]  # TRL and torch are imported lazily: typed object here
+
+def overlapping_tools(trainer_class: type, workers: int, pool: object = None) -> type:
+    """A GRPOTrainer subclass that starts a batch's instances together (with `pool`) and overlaps the tool calls of
+    different rollouts."""
+
+    class OverlappingTools(trainer_class):  # type: ignore[misc, valid-type]  # a class made at run time from TRL's
+        def _generate_and_score_completions(self, inputs: list, *rest: object, **options: object) -> object:
+            if pool is not None:
+                start_instances(pool, inputs)
+            return super()._generate_and_score_completions(inputs, *rest, **options)
+
         def _tool_call_loop(self, prompts: list, prompt_ids: list, completion_ids: list, completions: list,
                             *rest: object) -> object:
             turn = TurnCalls(completions, self._sync_tool_dicts, workers, os.environ.get(SERIAL_VARIABLE) == "1")

@@ -84,7 +84,7 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
     model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe["model"].get("revision"))
     rows = [{"prompt": opening_messages(None), "instance": instance} for instance in instances]
     pool.waited = log.waited
-    trainer_class = overlapping_tools(ArenaGRPOTrainer, recipe["episodes"]["concurrency"])  # rollouts' tools overlap
+    trainer_class = overlapping_tools(ArenaGRPOTrainer, recipe["episodes"]["concurrency"], pool)  # less idle time
     trainer = trainer_class(model=model, reward_funcs=[make_reward_function(pool, log)],
                             args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
                             processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),

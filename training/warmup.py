@@ -112,13 +112,13 @@ def warmed_base(base: LocalModel, settings: dict | None, say: object = print) ->
         adapter = model_cache() / f"{base.name}-toolcall-{key[:12]}-adapter"
         if not (adapter / DESCRIPTION).is_file():
             say(f"warm-up: no kept adapter for these settings; teaching {base.name} the tool-call format "
-                f"({settings['examples']} conversations, {settings['epochs']} epochs; once, then cached)")  # type: ignore[operator]
+                f"({settings['examples']} conversations, {settings['epochs']} epochs; once, then cached)")  # type: ignore[operator]  # say is any callable taking one line
             train_adapter(base, settings, adapter)
     digest = verified_adapter(adapter, key)
     revision = hashlib.sha256(f"{key}:{digest}".encode()).hexdigest()
     target = model_cache() / f"{base.name}-toolcall-{revision[:12]}"
     if not (target / "config.json").is_file():
-        say(f"warm-up: merging the tool-call adapter {adapter.name} into {base.name} (once, then cached)")  # type: ignore[operator]  # say is any callable taking one line
+        say(f"warm-up: merging the tool-call adapter {adapter.name} into {base.name} (once, then cached)")  # type: ignore[operator]  # say is any callable taking one line  # say is any callable taking one line
         _merge(base, adapter, target)
     return LocalModel(f"{base.name}+toolcall", target, f"sha256:{revision}")
 
