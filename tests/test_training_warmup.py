@@ -87,6 +87,7 @@ def test_the_kept_adapter_is_merged_into_the_base_as_its_lora_says(tmp_path: Pat
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.timeout(3600)
 def test_the_warmup_script_reproduces_the_kept_adapter_within_tolerance(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "training.warmup", "--rebuild", "--out", str(tmp_path / "again")],
