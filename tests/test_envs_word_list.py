@@ -61,7 +61,7 @@ def test_another_instances_answer_earns_nothing(tmp_path: Path) -> None:
     words_for = load_generator(PACKAGE).words_for
     workspace = tmp_path / "ws"
     prompt = generate(PACKAGE, 3, workspace)
-    assert prompt == {"words": ", ".join(words_for(3))}
+    assert prompt == {"words": "\n".join(words_for(3))}
     others = [i for i in range(40) if words_for(i) != words_for(3)]
     assert len(others) == 39
     for other in others:

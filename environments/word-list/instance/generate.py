@@ -1,8 +1,8 @@
 """One instance: three or four checklist words chosen from ARENA_INSTANCE alone.
 
 Run as ``python3 -I generate.py`` with ARENA_INSTANCE set: writes the checklist note (checklist.txt, the words on one
-line, comma-separated) into ARENA_WORKSPACE and prints the prompt values as one JSON object. ``words_for(index)`` is
-the pure function the verifier imports to regenerate the answer.
+line, comma-separated) into ARENA_WORKSPACE and prints the prompt values as one JSON object (the words one a line,
+as the answer wants them). ``words_for(index)`` is the pure function the verifier imports to regenerate the answer.
 """
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def main() -> None:
     workspace = Path(os.environ.get("ARENA_WORKSPACE", "/workspace"))
     workspace.mkdir(parents=True, exist_ok=True)
     (workspace / "checklist.txt").write_text("Checklist: " + ", ".join(words) + "\n", encoding="utf-8")
-    sys.stdout.write(json.dumps({"words": ", ".join(words)}, sort_keys=True) + "\n")
+    sys.stdout.write(json.dumps({"words": "\n".join(words)}, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
