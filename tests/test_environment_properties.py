@@ -36,6 +36,7 @@ OUTPUTS: dict[str, tuple[str, ...]] = {
     "ledger-reconciliation": ("reconciliation.json",),
     "refund-desk": ("ticket_reply.json", "orders.json"),
     "shift-scheduling": ("schedule.csv",),
+    "word-list": ("answer.txt",),
     # the sample suite
     "receivables-aging": ("aging_report.csv",),
     "lab-result-flags": ("flags.csv",),

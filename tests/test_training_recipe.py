@@ -122,5 +122,5 @@ def test_warmup_conversations_use_the_real_tools_and_tool_result_text() -> None:
 def test_the_first_look_is_cpu_small_cut_down_with_the_same_model_and_warmup() -> None:
     first, small = load_recipe("cpu-first-look"), load_recipe("cpu-small")
     assert first["model"] == small["model"] and first["lora"] == small["lora"]  # the kept warm-up adapter fits both
-    assert first["grpo"]["steps"] == 1 and first["grpo"]["num_generations"] == 2
+    assert first["grpo"]["steps"] == 1 and first["grpo"]["num_generations"] == small["grpo"]["num_generations"] == 4
     assert first["grpo"]["max_completion_length"] < small["grpo"]["max_completion_length"]
