@@ -72,7 +72,7 @@ def test_a_killed_cpu_run_resumes_and_writes_a_complete_run(engine: object, tmp_
     first = json.loads(transcripts[0].read_text())
     assert transcripts and first["outcome"] == "scored"
     assert [m["role"] for m in first["conversation"][:3]] == ["system", "user", "assistant"]  # the model's turns
-    assert sorted((out / "transcripts").glob("heldout-*.json"))
+    assert sorted((out / "transcripts").glob("in-domain-trained-*.json"))  # the in-domain lift's episodes too
     assert "train step 3/3" in resumed.stderr
 
     evidence = manifest["update_evidence"]

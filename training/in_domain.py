@@ -14,6 +14,7 @@ from sandbox.episode import Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.model import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
+from training.metrics import keep_transcripts
 from training.recipe import Recipe
 
 REPORT_FILE = "in-domain.json"
@@ -36,8 +37,10 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     chat = chat_settings(recipe, settings["max_new_tokens"])
     jobs = [(i, s) for i in instances for s in range(k)]
     concurrency = recipe["episodes"]["concurrency"]
-    arms = {"base": play(sandbox, package, jobs, base_backend, chat, concurrency, "in-domain-base"),
-            "trained": play(sandbox, package, jobs, trained_backend, chat, concurrency, "in-domain-trained")}
+    arms = {"base": play(sandbox, package, jobs, base_backend, chat, concurrency, "in-domain-base",
+                         keep=keep_transcripts(out, "in-domain-base")),
+            "trained": play(sandbox, package, jobs, trained_backend, chat, concurrency, "in-domain-trained",
+                            keep=keep_transcripts(out, "in-domain-trained"))}
     release(base_backend, trained_backend)
     report = lift(arms, instances, k)
     write_json_atomic(out / REPORT_FILE, report, sort_keys=True)

@@ -8,10 +8,12 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from sandbox.outcomes import EpisodeResult
+from taskpkg.atomic_files import write_text_atomic
 from training.guards import ErrorWindow
 
 
@@ -211,3 +213,17 @@ class Progress:
             self._task = self._bar.add_task("train", total=self.total, status="")  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
             self._bar.start()  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
         return self._bar
+
+
+def keep_transcripts(out: Path | None, phase: str) -> Callable[[EpisodeResult, int], None] | None:
+    """Writes each episode of a phase to transcripts/<phase>-<instance>-<sample>.json (None without a folder)."""
+    if out is None:
+        return None
+    folder = out / "transcripts"
+
+    def keep(result: EpisodeResult, sample: int) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(transcript_of(result), indent=1, default=str)
+        write_text_atomic(folder / f"{phase}-{result.instance}-{sample}.json", text + "\n")
+
+    return keep

@@ -25,10 +25,10 @@ from estimates import binomial
 from estimates.groups import has_signal, judged, pass_at_k, pass_rate_estimate, passes
 from estimates.learnability import CONTINUE, REFUSE, SignalTest, judge
 from sandbox.episode import EpisodeResult, Sandbox
-from taskpkg.atomic_files import write_json_atomic, write_text_atomic
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.model import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
-from training.metrics import transcript_of
+from training.metrics import keep_transcripts
 from training.recipe import Recipe
 
 VERSION = 1  # bump when what the pre-flight plays or reports changes: cached reports are then played again
@@ -205,17 +205,3 @@ def preflight_refusal(out: Path) -> dict | None:
     if manifest.get("status") == "stopped" and (report.get("verdict") or {}).get("decision") == REFUSE and not trained:
         return report
     return None
-
-
-def keep_transcripts(out: Path | None, phase: str) -> Callable[[EpisodeResult, int], None] | None:
-    """Writes each episode of a phase to transcripts/<phase>-<instance>-<sample>.json (None without a folder)."""
-    if out is None:
-        return None
-    folder = out / "transcripts"
-
-    def keep(result: EpisodeResult, sample: int) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(transcript_of(result), indent=1, default=str)
-        write_text_atomic(folder / f"{phase}-{result.instance}-{sample}.json", text + "\n")
-
-    return keep
