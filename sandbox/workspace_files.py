@@ -31,7 +31,7 @@ def read_workspace(container: Container) -> dict[str, WorkspaceFile] | None:
         stream, stat = container.get_archive(WORKSPACE)
         if stat.get("size", 0) > MAX_WORKSPACE_BYTES:
             return None
-        raw = b""
+        raw = bytearray()
         for chunk in stream:
             raw += chunk
             if len(raw) > 2 * MAX_WORKSPACE_BYTES:  # headers and padding aside, the files are too large

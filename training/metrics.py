@@ -159,8 +159,8 @@ class RunLog:
         return line
 
     def write_transcript(self, name: str, data: dict) -> None:
-        """One transcript file under transcripts/ (a rollout, or a pre-flight or in-domain episode)."""
-        (self.transcripts / f"{name}.json").write_text(json.dumps(data, indent=1, default=str))
+        """One rollout's transcript file under transcripts/."""
+        write_transcript(self.transcripts, name, data)
 
 
 class Progress:
@@ -222,8 +222,12 @@ def keep_transcripts(out: Path | None, phase: str) -> Callable[[EpisodeResult, i
     folder = out / "transcripts"
 
     def keep(result: EpisodeResult, sample: int) -> None:
-        folder.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(transcript_of(result), indent=1, default=str)
-        write_text_atomic(folder / f"{phase}-{result.instance}-{sample}.json", text + "\n")
+        write_transcript(folder, f"{phase}-{result.instance}-{sample}", transcript_of(result))
 
     return keep
+
+
+def write_transcript(folder: Path, name: str, data: dict) -> None:
+    """One transcript file, `folder`/`name`.json, written whole (a reader never sees half of one)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(folder / f"{name}.json", json.dumps(data, indent=1, default=str) + "\n")
