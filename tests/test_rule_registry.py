@@ -54,11 +54,11 @@ def test_a_check_of_no_rule_or_of_an_unknown_rule_is_refused() -> None:
         check(needs=Needs.FOLDER)(_no_findings)
     with pytest.raises(ValueError, match="registered for no rule"):
         register(_no_findings, needs=Needs.PACKAGE)
-    assert checks.CHECKS == before
+    assert before == checks.CHECKS
     with pytest.raises(ValueError, match="registered for no rule"):
         join(RULES, [*before, Check(_no_findings, (), Needs.FOLDER)])
     copy = dataclasses.replace(RULES["ARENA301"])  # equal, but not the rule the registry holds
-    with pytest.raises(ValueError, match="registered for ARENA301, which is not the rule taskpkg.rules holds"):
+    with pytest.raises(ValueError, match=r"registered for ARENA301, which is not the rule taskpkg\.rules holds"):
         join(RULES, [*before, Check(_no_findings, (copy,), Needs.PACKAGE)])
 
 
