@@ -120,3 +120,24 @@ def test_a_package_that_does_not_load_lists_the_folders_checks_and_what_was_foun
     # A check registered for a folder is listed as run from then on: nothing else decides it.
     monkeypatch.setattr(checks, "CHECKS", [*checks.CHECKS, Check(_no_findings, (ARENA301,), Needs.FOLDER)])
     assert "ARENA301" in run_static_checks(package).checks_run
+
+
+def test_the_static_runner_calls_every_registered_static_check(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """So a rule listed as run was checked: each check that needs a folder or a package is called on a valid one."""
+    import validators.static as runner
+
+    registry()
+    static = [made for made in checks.CHECKS if made.needs in (Needs.FOLDER, Needs.PACKAGE)]
+    called: set[str] = set()
+    for made in static:
+        name = made.function.__name__
+        assert getattr(runner, name, None) is made.function, f"validators.static never calls {made.name}"
+
+        def spy(*args: object, _made: Check = made, **kwargs: object) -> object:
+            called.add(_made.name)
+            return _made.function(*args, **kwargs)
+
+        monkeypatch.setattr(runner, name, spy)
+    report = run_static_checks(make_valid_package(tmp_path / "environments"))
+    assert report.passed and called == {made.name for made in static}
