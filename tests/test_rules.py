@@ -1,5 +1,6 @@
 """The rule registry: every rule is one complete unit, its examples behave as documented when run for real, every
-message case is raised somewhere, and CONTRIBUTING.md's table is generated from it.
+message case is raised somewhere (read from the code's syntax trees), and CONTRIBUTING.md's table is generated from
+it. tests/test_rule_registry.py holds each rule to its registered check.
 
 Static rules' examples run here through the real static checker; dynamic rules' examples run on the real engine in
 tests/test_dynamic_checks.py; situations (rules no package can show) name the test that makes them, checked below.
@@ -19,6 +20,7 @@ from taskpkg.rules import RULES, Category, Rule, ids
 from taskpkg.rules.examples import Write, visible
 from taskpkg.rules.render import BEGIN, END, explain_markdown, replace_table, suggestions, table_markdown
 from tests.support.packages import make_valid_package
+from tests.support.rule_sites import raise_sites
 from validators.static import run_static_checks
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +98,7 @@ def test_found_takes_exactly_the_fields_of_its_case() -> None:
         rule.found("task.md", case="nope", name="a", folder="b")
 
 
-def _project_sources() -> dict[Path, str]:
+def project_sources() -> dict[Path, str]:
     """The project's own Python outside tests, the rule registry and packages (never a virtual environment's)."""
     sources = {}
     for folder, children, files in os.walk(ROOT):
@@ -114,13 +116,33 @@ def _literals(source: str) -> set[str]:
 
 
 def test_every_rule_and_case_is_raised_somewhere() -> None:
-    """No dead rule, no dead template: each rule is used outside the registry, and each named case is named there."""
-    sources = _project_sources()
+    """No dead rule, no dead template, read from the code's syntax trees (an id in a comment or a string is no raise
+    site): each rule has a raise site outside the registry, and each case is given there, or, where a site computes
+    its case, is a string of that site's module."""
+    sources = project_sources()
+    sites = raise_sites(sources)
     for rule in RULES.values():
-        using = [text for text in sources.values() if rule.id in text]
-        assert using, f"{rule.id} is raised nowhere"
-        named = set().union(*(_literals(text) for text in using))
-        assert set(rule.cases) - {""} <= named, f"{rule.id}: cases never raised: {set(rule.cases) - {''} - named}"
+        assert sites.get(rule.id), f"{rule.id} is raised nowhere (no {rule.id}.found(...) call)"
+        given = {site.case for site in sites[rule.id] if site.case is not None}
+        computed = set().union(*(_literals(sources[Path(site.file)]) for site in sites[rule.id] if site.case is None))
+        never = set(rule.cases) - given - computed
+        assert not never, f"{rule.id}: cases never raised: {never}"
+
+
+def test_a_rule_named_only_in_comments_and_strings_is_raised_nowhere() -> None:
+    source = ("from taskpkg.rules.package_files import ARENA002, ARENA004\n"
+              "# ARENA003 is raised here\n"
+              "NOTE = 'ARENA005.found(path)'\n"
+              "def check(rule=ARENA004):\n"
+              "    \"\"\"ARENA006.found(...)\"\"\"\n"
+              "    return [ARENA002.found('x', path='x', kind='file'), partial(ARENA004.found, case='file')]\n")
+    sites = raise_sites({Path("module.py"): source})
+    assert {rule_id: [s.case for s in found] for rule_id, found in sites.items()} == {"ARENA002": [""],
+                                                                                       "ARENA004": ["file"]}
+    violation = ("from taskpkg.rules.model import RuleViolation\nfrom taskpkg.rules.task_file import ARENA104\n"
+                 "class YamlError(RuleViolation): pass\nclass Deeper(YamlError): pass\n"
+                 "raise Deeper(ARENA104, 'syntax', 1, None)\nraise YamlError(ARENA104, case, 1, None)\n")
+    assert [s.case for s in raise_sites({Path("m.py"): violation})["ARENA104"]] == ["syntax", None]
 
 
 def _test_function(reference: str) -> ast.FunctionDef:

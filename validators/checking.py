@@ -1,4 +1,8 @@
-"""`arena check` as a whole: static checks for every package, then dynamic ones where an engine answers."""
+"""`arena check` as a whole: static checks for every package, then dynamic ones where an engine answers.
+
+Which checks ran is read from the check registry (validators.registry): the static checks' rules by what each package
+had, the dynamic checks' (every check that needs an engine) where they ran or their results were reused.
+"""
 
 from __future__ import annotations
 
@@ -10,15 +14,17 @@ from sandbox.episode import Sandbox
 from taskpkg.discover import display_path
 from taskpkg.loader import load_package
 from taskpkg.rules.infrastructure import ARENA700
-from validators.dynamic import DEFAULT_INSTANCES, DYNAMIC_IDS, pick_instances, plan, run_dynamic_checks
+from validators.dynamic import DEFAULT_INSTANCES, pick_instances, plan, run_dynamic_checks
 from validators.dynamic.cache import cache_key, load, save
 from validators.progress import trial_progress
+from validators.registry import Needs, check, judged
 from validators.report import PackageReport, Report
 from validators.static import run_static_checks_many
 
 MODES = ("static", "auto", "dynamic")
 
 
+@check(ARENA700, needs=Needs.ENGINE)
 def check_packages(paths: list[Path], mode: str, instances: int = DEFAULT_INSTANCES,
                    show_progress: bool = True, use_cache: bool = True) -> Report:
     """Run the checks. mode: static (never Docker), auto (dynamic where an engine answers), dynamic (must, or
@@ -69,5 +75,5 @@ def _run_dynamic(paths: list[Path], reports: list[PackageReport], instances: int
                 save(key, diagnostics, trials)
             package_report.diagnostics.extend(diagnostics)
             package_report.trials = trials
-            package_report.checks_run = sorted(set(package_report.checks_run) | set(DYNAMIC_IDS))
+            package_report.checks_run = sorted(set(package_report.checks_run) | judged({Needs.ENGINE}))
             package_report.duration_ms += (time.perf_counter() - started) * 1000

@@ -9,8 +9,10 @@ runs: static rules without an engine, dynamic rules in the sandbox; infrastructu
 package.
 
 To add a rule: define it in its family's module (the constant's name is its id; it joins the registry by itself),
-raise it with `ARENAnnn.found(file, line, case=..., **fields)` imported from that module, and regenerate
-CONTRIBUTING.md's table (`arena explain --markdown --write CONTRIBUTING.md`). The test suite then runs its examples.
+raise it with `ARENAnnn.found(file, line, case=..., **fields)` imported from that module, register the function that
+raises it in validators (`@validators.registry.check(ARENAnnn, needs=...)`: this package imports nothing of
+validators, so the check names its rules and `validators.registry` joins the two), and regenerate CONTRIBUTING.md's
+table (`arena explain --markdown --write CONTRIBUTING.md`). The test suite then runs its examples.
 """
 
 from __future__ import annotations

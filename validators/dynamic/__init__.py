@@ -46,6 +46,7 @@ from validators.dynamic.probes import PROBES
 from validators.dynamic.readable import image_created, judge_reading, read_agent
 from validators.dynamic.setup_errors import setup_findings
 from validators.dynamic.steering import TRACE_COMMAND, judge_steering, names_used, steer_agent
+from validators.registry import Needs, check
 
 NOP_FLOOR = 0.0
 DEFAULT_INSTANCES = 8  # the oracle's; ARENA715 compares them all, the constant-answer probe is scored on them all
@@ -119,6 +120,7 @@ def default_workers(package: TaskPackage) -> int:
     return max(1, min(MAX_WORKERS, (os.cpu_count() or 1) // max(1, math.ceil(package.limits.cpus)) + 1))
 
 
+@check(ARENA701, needs=Needs.ENGINE)
 def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = DEFAULT_INSTANCES,
                        workers: int | None = None, on_trial: Callable[[str], None] | None = None,
                        probes: tuple[str, ...] | None = None) -> DynamicResult:
@@ -266,6 +268,7 @@ class _TrialRunner:
                 self.sandbox.release(state)
 
 
+@check(ARENA702, ARENA703, ARENA707, ARENA709, ARENA901, needs=Needs.ENGINE)
 def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
            oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict]:
     found: list[Diagnostic] = []
@@ -307,6 +310,7 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
     return found, _record(trial, result, outcome)
 
 
+@check(ARENA702, ARENA708, needs=Needs.ENGINE)
 def _judge_oracle(package: TaskPackage, result: EpisodeResult) -> list[Diagnostic]:
     found = []
     oracle = f"oracle/{package.oracle_entrypoint}"
@@ -330,6 +334,7 @@ def _judge_oracle(package: TaskPackage, result: EpisodeResult) -> list[Diagnosti
     return found
 
 
+@check(ARENA704, needs=Needs.ENGINE)
 def _judge_repeat(first: EpisodeResult, again: EpisodeResult) -> list[Diagnostic]:
     differences = [name for name, a, b in (("reward", first.reward, again.reward),
                                            ("details", first.details, again.details)) if a != b]
@@ -366,6 +371,7 @@ def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: l
     return found + judged.diagnostics
 
 
+@check(ARENA705, needs=Needs.ENGINE)
 def _judge_isolation(result: EpisodeResult) -> list[Diagnostic]:
     output = result.transcript.entries[0].result.get("stdout", "") if result.transcript.entries else ""
     line = next((x for x in output.splitlines() if x.startswith("EGRESS ")), None)

@@ -21,6 +21,7 @@ from taskpkg.model import TaskPackage
 from taskpkg.rules import Rule
 from taskpkg.rules.dynamic import ARENA713, ARENA714, ARENA715, ARENA716
 from validators.dynamic.answers import Answer, answer_of, constant_answers, near_misses, same_answer
+from validators.registry import Needs, check
 
 ANSWER_PROBES = ("rewritten-inputs", "near-miss", "replay", "constant-answer")
 PROBED_INSTANCES = 3  # the donor-based and near-miss probes run on this many of the sampled instances
@@ -117,6 +118,7 @@ class Judged:
     failed: set[int]
 
 
+@check(ARENA713, ARENA714, ARENA716, needs=Needs.ENGINE)
 def judge_answer_trials(trials: list[AnswerTrial], results: list[EpisodeResult], notes: list[str],
                         floor: float) -> Judged:
     """ARENA713, ARENA714 and ARENA716 over the answer probes' scored results (`notes`: what each submitted)."""
@@ -200,6 +202,7 @@ def constant_summary(trials: list[AnswerTrial], results: list[EpisodeResult], no
             f"instance {best.instance}")
 
 
+@check(ARENA715, needs=Needs.ENGINE)
 def distinctness_findings(package: TaskPackage, oracle_runs: dict[int, EpisodeResult],
                           repeat: EpisodeResult | None, answers: Answers) -> list[Diagnostic]:
     """ARENA715: one instance made twice is the same, the sampled instances differ, their answers are not all equal."""

@@ -17,6 +17,7 @@ from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dynamic import ARENA706
 from taskpkg.shared_files import shared_data_files
+from validators.registry import Needs, check
 
 MIN_SECRET_BYTES = 32  # smaller files (an empty __init__.py, "{}") match too much to mean anything
 
@@ -37,6 +38,7 @@ def hidden_files(package: TaskPackage) -> dict[tuple[int, str], str]:
     return found
 
 
+@check(ARENA706, needs=Needs.ENGINE)
 def scan_image(client: docker.DockerClient, tag: str, package: TaskPackage,
                read_storage: bool = True) -> list[Diagnostic]:
     """Report every file in any layer of the image that is identical to a hidden file.

@@ -28,6 +28,7 @@ from taskpkg.model import TaskPackage
 from taskpkg.rules.dynamic import ARENA711
 from taskpkg.shared_files import shared_data_files
 from validators.agents import ScriptedAgent, oracle_agent
+from validators.registry import Needs, check
 
 SHINGLE_TOKENS = 8
 MIN_LINE_CHARS = 16
@@ -264,6 +265,7 @@ def image_created(attributes: dict) -> float:
         return 0.0
 
 
+@check(ARENA711, needs=Needs.ENGINE)
 def judge_reading(package: TaskPackage, result: EpisodeResult, floor: float) -> list[Diagnostic]:
     """ARENA711 for an answer candidate that scored above the floor, and for each near-copy of a hidden file."""
     report = _report(result)

@@ -8,8 +8,10 @@ from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dynamic import ARENA710
 from taskpkg.task_file import TASK_FILE
+from validators.registry import Needs, check
 
 
+@check(ARENA710, needs=Needs.ENGINE)
 def setup_findings(package: TaskPackage, result: EpisodeResult) -> list[Diagnostic]:
     """ARENA710 for a setup failure: at each unfilled placeholder, or at the generator for any other failure."""
     if not result.unfilled:

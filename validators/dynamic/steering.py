@@ -22,6 +22,7 @@ from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dynamic import ARENA712
 from validators.agents import ScriptedAgent, oracle_agent
+from validators.registry import Needs, check
 
 TRACE_COMMAND = ["python3", "-I", "-c", (Path(__file__).with_name("verifier_trace.py")).read_text(), VERIFIER]
 PROGRAMS = ("python3", "python", "sh", "bash", "env", "pytest")
@@ -159,6 +160,7 @@ def steer_agent(package: TaskPackage, used: dict[str, list[str]]) -> ScriptedAge
     return agent
 
 
+@check(ARENA712, needs=Needs.ENGINE)
 def judge_steering(result: EpisodeResult) -> list[Diagnostic]:
     """ARENA712 for every import path or PATH entry, module, program or script of the verifier the agent could
     write, and every plant that ran inside the verifier."""

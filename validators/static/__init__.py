@@ -1,4 +1,9 @@
-"""Static validation: every check that needs no Docker engine, in milliseconds per package."""
+"""Static validation: every check that needs no Docker engine, in milliseconds per package.
+
+Each check function is registered with the rules it raises (validators.registry): the loader's rules beside
+`taskpkg.loader.load_package` below, the others on their functions in this package. Which rules a package's report
+lists as run is read from the registry, by what the package had: a folder, and a package that loads.
+"""
 
 from __future__ import annotations
 
@@ -10,20 +15,47 @@ from pathlib import Path
 from taskpkg.digest import package_digest
 from taskpkg.loader import load_package
 from taskpkg.rules import Category, ids
+from taskpkg.rules.model import Rule
+from taskpkg.rules.package_files import ARENA001, ARENA002
+from taskpkg.rules.prompt import ARENA201, ARENA203, ARENA204, ARENA205, ARENA206, ARENA207
+from taskpkg.rules.sources import ARENA601
+from taskpkg.rules.task_file import (
+    ARENA100,
+    ARENA101,
+    ARENA102,
+    ARENA103,
+    ARENA104,
+    ARENA105,
+    ARENA106,
+    ARENA110,
+    ARENA111,
+    ARENA112,
+    ARENA113,
+    ARENA114,
+    ARENA115,
+    ARENA116,
+    ARENA118,
+    ARENA119,
+    ARENA120,
+)
+from validators.registry import Needs, judged, register
 from validators.report import PackageReport
-from validators.static import determinism, dockerfile, files, lint, oracle_source, verifier_source
 from validators.static.determinism import check_determinism
-from validators.static.dockerfile import check_dockerfile
+from validators.static.dockerfile import check_copied_secrets, check_dockerfile
 from validators.static.files import PackageFile, PackageTree, check_files, git_attributes_many, walk
 from validators.static.lint import lint_packages
 from validators.static.oracle_source import check_oracle
 from validators.static.verifier_source import check_verifier, check_verifier_scripts
 
 STATIC_IDS = ids(Category.STATIC)
-_TREE_IDS = frozenset(r.id for module in (files, dockerfile, verifier_source, lint) for r in module.RULES)
-_PACKAGE_IDS = frozenset(r.id for module in (oracle_source, determinism) for r in module.RULES)  # need a package
-_NEEDS_PACKAGE = _PACKAGE_IDS | {dockerfile.ARENA406.id}
-_LOADER_IDS = frozenset(STATIC_IDS) - _TREE_IDS - _PACKAGE_IDS
+# The loader (taskpkg, which cannot import the registry) reads task.md, its frontmatter, schema and prompt; it stops at
+# its first failure, so its rules count as run only when the package loads.
+LOADER_RULES: tuple[Rule, ...] = (
+    ARENA001, ARENA002, ARENA100, ARENA101, ARENA102, ARENA103, ARENA104, ARENA105, ARENA106, ARENA110, ARENA111,
+    ARENA112, ARENA113, ARENA114, ARENA115, ARENA116, ARENA118, ARENA119, ARENA120, ARENA201, ARENA203, ARENA204,
+    ARENA205, ARENA206, ARENA207, ARENA601,
+)
+register(load_package, *LOADER_RULES, needs=Needs.PACKAGE)
 
 
 def run_static_checks(root: Path, display_path: str | None = None, with_lint: bool = True,
@@ -34,24 +66,23 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
     started = time.perf_counter()
     loaded = load_package(root)
     diagnostics = list(loaded.diagnostics)
-    checks_run = set(_LOADER_IDS) if loaded.package else {d.check_id for d in diagnostics}
+    met: set[Needs] = set()
     digest = None
     if tree is not None or root.is_dir():
+        met.add(Needs.FOLDER)
         tree = tree or walk(root)
         diagnostics += tree.diagnostics
         diagnostics += check_files(tree, with_git=with_lint)
-        diagnostics += check_dockerfile(tree, loaded.package)
+        diagnostics += check_dockerfile(tree)
         diagnostics += check_verifier(tree)
         diagnostics = _with_lint(diagnostics, lint_packages([tree], [display_path or str(root)])[0]) if with_lint \
             else diagnostics
-        checks_run |= _TREE_IDS
         if loaded.package is not None:
+            met.add(Needs.PACKAGE)
+            diagnostics += check_copied_secrets(tree, loaded.package)
             diagnostics += check_oracle(tree, loaded.package)
             diagnostics += check_determinism(tree, loaded.package)
             diagnostics += check_verifier_scripts(tree, loaded.package)
-        else:
-            checks_run -= _NEEDS_PACKAGE
-            checks_run |= {d.check_id for d in diagnostics}
         # What a verdict is about (from the bytes the checks read); a package with special files (ARENA007) fails
         # anyway and is never read whole.
         special = any(d.check_id == "ARENA007" for d in tree.diagnostics)
@@ -64,7 +95,7 @@ def run_static_checks(root: Path, display_path: str | None = None, with_lint: bo
         domain=package.domain if package else None,
         instances=package.instance_count if package else None,
         diagnostics=_dedupe_sorted(diagnostics),
-        checks_run=sorted(checks_run | (_PACKAGE_IDS if package else set())),
+        checks_run=sorted(judged(met) | {d.check_id for d in diagnostics}),
         duration_ms=(time.perf_counter() - started) * 1000,
         digest=digest,
     )

@@ -17,9 +17,9 @@ from typing import Any
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules.generator import ARENA301
+from validators.registry import Needs, check
 from validators.static.files import PackageTree
 
-RULES = (ARENA301,)
 SHARED_RNG = frozenset({
     "random", "randint", "randrange", "choice", "choices", "shuffle", "sample", "uniform", "gauss", "normalvariate",
     "triangular", "betavariate", "expovariate", "gammavariate", "lognormvariate", "vonmisesvariate",
@@ -129,6 +129,7 @@ def _dotted(node: ast.expr) -> str | None:
     return None
 
 
+@check(ARENA301, needs=Needs.PACKAGE)
 def check_determinism(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
     """ARENA301 for every nondeterministic call in the generator's and the verifier's Python files."""
     found: list[Diagnostic] = []

@@ -33,16 +33,18 @@ from taskpkg.rules.dockerfile import (
     ARENA408,
 )
 from taskpkg.shared_files import shared_reason
+from validators.registry import Needs, check
 from validators.static.files import PackageFile, PackageTree
 
-RULES = (ARENA401, ARENA402, ARENA403, ARENA404, ARENA405, ARENA406, ARENA407, ARENA408)
 DOCKERFILE = "environment/Dockerfile"
 CONTEXT = "environment/"
 MAX_SCRIPT_DEPTH = 8
 
 
-def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Diagnostic]:
-    """Run every Dockerfile check (nothing when the Dockerfile is missing: the file checks report that)."""
+@check(ARENA401, ARENA402, ARENA403, ARENA404, ARENA405, ARENA407, ARENA408, needs=Needs.FOLDER)
+def check_dockerfile(tree: PackageTree) -> list[Diagnostic]:
+    """Run every Dockerfile check but the copied secrets' (nothing when the Dockerfile is missing: the file checks
+    report that)."""
     text = tree.text_of(DOCKERFILE)
     if text is None:
         return []
@@ -62,8 +64,6 @@ def check_dockerfile(tree: PackageTree, package: TaskPackage | None) -> list[Dia
         elif instruction.keyword in ("CMD", "ENTRYPOINT") and PIPE_TO_SHELL.search(instruction.arguments):
             found.append(pipe_to_shell_finding(DOCKERFILE, instruction.line, "at run time"))
     found.extend(_check_environment_scripts(tree.files, builder.followed))
-    if package is not None:
-        found.extend(_check_copied_secrets(package, tree.files))
     return found
 
 
@@ -193,9 +193,11 @@ def _check_environment_scripts(files: list[PackageFile], followed: set[str]) -> 
     return found
 
 
-def _check_copied_secrets(package: TaskPackage, files: list[PackageFile]) -> list[Diagnostic]:
+@check(ARENA406, needs=Needs.PACKAGE)
+def check_copied_secrets(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
     """Files in the build context that are the verifier, oracle, generator or verifier data (same name or bytes).
     Only files of a size both sides have are hashed: files of different sizes cannot be copies."""
+    files = tree.files
     hidden_roots = package.hidden_paths()
     image = [file for file in files if file.relative.startswith("environment/")]
     sizes = {file.size for file in image if file.size}

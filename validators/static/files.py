@@ -16,8 +16,8 @@ from taskpkg.digest import CACHE_DIRS
 from taskpkg.rules.package_files import ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007, ARENA009
 from taskpkg.rules.prompt import ARENA202
 from taskpkg.task_file import TASK_FILE
+from validators.registry import Needs, check
 
-RULES = (ARENA002, ARENA003, ARENA004, ARENA005, ARENA006, ARENA007, ARENA009, ARENA202)
 MAX_FILES = 500
 MAX_TOTAL_BYTES = 20 * 1024 * 1024
 MAX_FILE_BYTES = 5 * 1024 * 1024
@@ -104,6 +104,7 @@ class PackageTree:
         return file.text if file else None
 
 
+@check(ARENA003, ARENA007, needs=Needs.FOLDER)
 def walk(root: Path) -> PackageTree:
     """List the package's regular files without following links; report escaping links and special files."""
     tree = PackageTree(root)
@@ -129,6 +130,7 @@ def _walk_folder(tree: PackageTree, folder: Path, prefix: str, real_root: str) -
             tree.files.append(PackageFile(relative, Path(entry.path), entry.stat().st_size))
 
 
+@check(ARENA002, ARENA004, ARENA005, ARENA006, ARENA009, ARENA202, needs=Needs.FOLDER)
 def check_files(tree: PackageTree, with_git: bool = True) -> list[Diagnostic]:
     """Run every file-tree check over the walked files (without asking git for attributes when with_git is False:
     git_attributes_many asks once for many packages)."""

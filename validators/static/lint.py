@@ -14,12 +14,12 @@ from pathlib import Path
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.python_lint import NOT_LINTED, LintFinding, LintUnavailable, fix, is_linted, lint
 from taskpkg.rules.package_files import ARENA008, ARENA010
+from taskpkg.rules.sources import ARENA501
+from validators.registry import Needs, check
 from validators.static.files import PackageTree, walk
 from validators.static.verifier_source import VERIFIER, syntax_error
 
-RULES = (ARENA008, ARENA010)
-
-__all__ = ["NOT_LINTED", "RULES", "FixOutcome", "LintUnavailable", "fix_package", "lint_packages", "linted_files"]
+__all__ = ["NOT_LINTED", "FixOutcome", "LintUnavailable", "fix_package", "lint_packages", "linted_files"]
 
 
 @dataclass
@@ -36,6 +36,7 @@ def linted_files(tree: PackageTree) -> list[str]:
     return [f.relative for f in tree.files if is_linted(f.relative)]
 
 
+@check(ARENA008, ARENA010, ARENA501, needs=Needs.FOLDER)
 def lint_packages(trees: list[PackageTree], display_paths: list[str] | None = None) -> list[list[Diagnostic]]:
     """ARENA008 and ARENA010 findings for each package, from one ruff run over all of them. display_paths name the
     packages in the fix `arena fix` offers (default: their roots)."""

@@ -10,9 +10,9 @@ from taskpkg.diagnostics import Diagnostic
 from taskpkg.dockerfile import split_words
 from taskpkg.model import TaskPackage
 from taskpkg.rules.sources import ARENA602, ARENA603
+from validators.registry import Needs, check
 from validators.static.files import PLACEHOLDER, PackageFile, PackageTree
 
-RULES = (ARENA602, ARENA603)
 CODE_SUFFIXES = frozenset({".sh", ".py"})
 DOC_SUFFIXES = frozenset({".md"})
 SHELL_NO_LOGIC = frozenset({
@@ -30,6 +30,7 @@ CODE_LOGIC = re.compile(r"(?P<skip>#[^\n]*|'{3}(?:\\[\s\S]|[^\\])*?'{3}|\"{3}(?:
                         r"|(?:for|while|if|def|lambda|try|in|is)\b|[=!<>]=")
 
 
+@check(ARENA602, ARENA603, needs=Needs.PACKAGE)
 def check_oracle(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
     """Flag an oracle with no logic of its own, and data files shipped in oracle/."""
     oracle_files = {f.relative.removeprefix("oracle/"): f for f in tree.files if f.relative.startswith("oracle/")}

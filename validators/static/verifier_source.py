@@ -10,11 +10,11 @@ from taskpkg.installs import debian_packages, python_packages
 from taskpkg.model import TaskPackage
 from taskpkg.paths import AGENT_LOG_PATHS, find_agent_log_path
 from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505, ARENA506
+from validators.registry import Needs, check
 from validators.static.dockerfile import PIPE_TO_SHELL, pipe_to_shell_finding
 from validators.static.files import PackageTree
 from validators.static.verifier_workspace import check_workspace_code, may_run_workspace
 
-RULES = (ARENA501, ARENA502, ARENA503, ARENA504, ARENA505, ARENA506)
 VERIFIER = "verifier.py"
 TRANSCRIPT_HINTS = ("transcript", "trajectory", "/logs/agent", "agent.log", ".bash_history", "arena_transcript")
 NETWORK_MODULES = frozenset({
@@ -32,6 +32,7 @@ _TRIGGER_WORDS = frozenset(INSTALL_MODULES | {h.split()[0] for h in INSTALL_HINT
 _NETWORK_NAME = re.compile(r"\b(?:" + "|".join(sorted({re.escape(m.split(".")[0]) for m in NETWORK_MODULES})) + r")\b")
 
 
+@check(ARENA501, ARENA502, ARENA503, ARENA504, ARENA505, ARENA506, needs=Needs.FOLDER)
 def check_verifier(tree: PackageTree) -> list[Diagnostic]:
     """Run every verifier.py check (nothing when it is missing: the file checks report that).
 
@@ -72,6 +73,7 @@ def syntax_error(line: int | None, column: int | None, problem: object) -> Diagn
     return ARENA501.found(VERIFIER, line, column, problem=problem)
 
 
+@check(ARENA502, ARENA504, needs=Needs.PACKAGE)
 def check_verifier_scripts(tree: PackageTree, package: TaskPackage) -> list[Diagnostic]:
     """Scripts in verifier data run at verification time too: no downloads piped to a shell, no installs (shell),
     and no reading of the agent's logs (shell and Python)."""
