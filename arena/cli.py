@@ -226,25 +226,50 @@ def schema(which: str) -> None:
     click.echo(schema_text() if which == "task" else json.dumps(report_schema(), indent=2))
 
 
-@cli.command(name="bot", epilog=("Exit codes: 0 handled (failures are explained on the PR) or, with --confirm-launch, "
-             "confirmed, with --launch started or answered on the PR, with --poll-jobs polled; 1 the bot could not "
-             "post an explanation, or the launch request is not confirmed, or polling failed; 2 a required variable "
-             "(GITHUB_*, ARENA_BOT_LOGIN) or the event file is missing. bot/main.py lists every variable."))
-@click.option("--confirm-launch", is_flag=True,
-              help="In the launch job: confirm ARENA_LAUNCH_REQUEST against the bot's accepted reply on the PR.")
-@click.option("--launch", "launch_request", is_flag=True,
-              help="In the launch job: confirm ARENA_LAUNCH_REQUEST, then start (or cancel) its job.")
-@click.option("--poll-jobs", is_flag=True, help="In the jobs workflow: bring every active job up to date and "
-              "publish finished results.")
-def bot_command(confirm_launch: bool, launch_request: bool, poll_jobs: bool) -> None:
+@cli.group(name="bot", invoke_without_command=True,
+           epilog=("Exit codes: 0 handled (failures are explained on the PR); 1 the bot could not post an explanation; "
+                   "2 a required variable (GITHUB_*, ARENA_BOT_LOGIN) or the event file is missing. bot/main.py lists "
+                   "every variable."))
+@click.pass_context
+def bot_group(ctx: click.Context) -> None:
     """Handle this GitHub Actions run's event (GITHUB_EVENT_NAME, GITHUB_EVENT_PATH, GITHUB_TOKEN, ...).
 
     workflow_run: publish the validation verdict on the PR; pull_request_target: base, scope and a pending check for
-    the PR's head; issue_comment: /arena help|check|train|status|cancel.
+    the PR's head; issue_comment: /arena help|check|train|status|cancel. The launch job and the jobs workflow run the
+    subcommands.
     """
+    if ctx.invoked_subcommand is None:
+        from bot.main import main as run_bot
+
+        run_bot()
+
+
+@bot_group.command(name="confirm-launch", epilog=("Exit codes: 0 confirmed; 1 not confirmed (nothing may launch); 2 a "
+                                                  "required variable (ARENA_LAUNCH_REQUEST, GITHUB_*) is missing."))
+def bot_confirm_launch() -> None:
+    """In the launch job: confirm ARENA_LAUNCH_REQUEST against the bot's accepted reply on the PR."""
     from bot.main import main as run_bot
 
-    run_bot(confirm=confirm_launch, launch=launch_request, poll=poll_jobs)
+    run_bot("confirm-launch")
+
+
+@bot_group.command(name="launch", epilog=("Exit codes: 0 the job started, was found running or done, or the refusal "
+                                          "was written on the PR; 1 the request is not confirmed or the launch "
+                                          "failed; 2 a required variable is missing."))
+def bot_launch() -> None:
+    """In the launch job: confirm ARENA_LAUNCH_REQUEST, then start (or cancel) its job."""
+    from bot.main import main as run_bot
+
+    run_bot("launch")
+
+
+@bot_group.command(name="poll-jobs", epilog=("Exit codes: 0 every job was brought up to date; 1 polling failed for "
+                                             "some job; 2 a required variable is missing."))
+def bot_poll_jobs() -> None:
+    """In the jobs workflow: bring every active job up to date and publish finished results."""
+    from bot.main import main as run_bot
+
+    run_bot("poll-jobs")
 
 
 for command in (run_command, show_command, gc_command, explain_command, import_command, export_command,

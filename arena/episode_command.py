@@ -15,6 +15,7 @@ from rich.text import Text
 from agents.backends import BackendError, Sampling, open_backend
 from agents.chat import ChatSettings, run_chat_episode
 from agents.models import SMALL_MODEL, ModelUnavailable
+from agents.scripted import nop_agent, oracle_agent
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.agent_interface import Agent
 from sandbox.cleanup import collect_garbage, leftovers
@@ -23,7 +24,6 @@ from sandbox.episode import EpisodeResult, Sandbox
 from sandbox.images import BuildFailed
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
-from validators.agents import nop_agent, oracle_agent
 from validators.dynamic.probes import PROBES
 
 AGENTS = ("oracle", "nop", "model", *(f"probe:{name}" for name in PROBES))

@@ -1,7 +1,6 @@
 """`arena suite add|check|digest|index` (build, check, identify and index a held-out suite) and `arena score`.
 
-Wiring only: the suite, its checks and the contamination gate live in scoring; the episodes they need come from the
-sandbox and the validators' scripted agents, which scoring does not import.
+Wiring only: the suite, its checks (the items' episodes included) and the contamination gate live in scoring.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ from rich.progress import Progress as RichProgress
 
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable, engine_available
-from sandbox.episode import InitialState, Sandbox
 from scoring.evaluation import PROFILES, EvaluationFailed
 from scoring.gate_run import DEFAULT_SAMPLES, GateError, make_suite_instances, run_gate
 from scoring.score_run import ScoreOptions, ScoringError, score
@@ -37,15 +35,13 @@ from scoring.suite import (
     suite_location,
 )
 from scoring.suite_build import add_package
-from scoring.suite_check import Finding, ItemRunner, ItemTrial, check_items, check_layout
+from scoring.suite_check import Finding, check_episodes, check_layout
 from scoring.suite_instances import CACHE_FOLDER, Progress
 from taskpkg.discover import display_path
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
-from validators.agents import nop_agent, oracle_agent
 from validators.checking import check_packages
-from validators.dynamic import NOP_FLOOR, pick_instances
+from validators.dynamic import pick_instances
 
 SUITE_OPTION = click.option("--suite", "suite_path", envvar=ENV_VARIABLE, show_envvar=True,
                             help="The suite: a suite.yaml or its folder (the public sample: suites/sample).")
@@ -162,8 +158,7 @@ def suite_check(suite_path: str | None, static_only: bool, workers: int) -> None
             click.echo(f"arena: item {item.id} ({item.domain}): {verdict} ({done[0]}/{total})", err=True)
 
         try:
-            with Sandbox() as sandbox:
-                findings += check_items(suite, _oracle_and_nop(sandbox), NOP_FLOOR, workers, progress)
+            findings += check_episodes(suite, workers, progress)
         except (EngineUnavailable, DockerException) as exc:
             click.echo(f"arena: the Docker engine failed: {exc}", err=True)
             sys.exit(ExitCode.ENVIRONMENT)
@@ -228,22 +223,6 @@ def instance_progress(what: str) -> Iterator[Progress]:
                 task.append(bar.add_task(what, total=total))
             bar.update(task[0], completed=done)
         yield advance
-
-
-def _oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
-    """One item's two trials: the oracle's episode, then its instance (committed before the oracle acted) scored
-    untouched, as the do-nothing agent would leave it."""
-    def run(package: TaskPackage, instance: int) -> ItemTrial:
-        shared: list[InitialState] = []
-        oracle = sandbox.run_episode(package, instance, oracle_agent(package), share_initial=shared.append)
-        try:
-            nop = sandbox.score_initial(package, shared[0], nop_agent().name) if shared else None
-        finally:
-            for state in shared:
-                sandbox.release(state)
-        return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else "setup_error",
-                         nop.reward if nop else None, oracle.error or (nop.error if nop else None))
-    return run
 
 
 def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:

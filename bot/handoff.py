@@ -6,10 +6,10 @@
    maintainers asking at once) turns its reply into a pointer at the winner and launches nothing.
 2. `handoff_launcher` (ARENA_LAUNCH_HANDOFF=1) writes the request as the bot step's outputs: train=true, pr, sha and
    request (the JSON below). No output, no launch job.
-3. The launch job runs `arena bot --confirm-launch` with the request in ARENA_LAUNCH_REQUEST: `confirm` reads the
-   reply back from GitHub and refuses unless it is the bot's own accepted reply for exactly this request. Only then
-   may anything start, so nothing is launched that the PR was not told about; the launch can report its progress by
-   editing that reply (request.reply_comment).
+3. The launch job runs `arena bot launch` with the request in ARENA_LAUNCH_REQUEST; it confirms first (as `arena bot
+   confirm-launch` does alone): `confirm` reads the reply back from GitHub and refuses unless it is the bot's own
+   accepted reply for exactly this request. Only then may anything start, so nothing is launched that the PR was not
+   told about; the launch can report its progress by editing that reply (request.reply_comment).
 
 Request JSON (version 1): {"request_version": 1, "repository", "pr", "environment", "commit", "base",
 "requested_by", "command_comment", "reply_comment", "action", "package_digest", "author"}. (environment, commit) is

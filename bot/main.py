@@ -10,8 +10,8 @@ Environment (set by Actions unless noted):
   ARENA_BOT_LOGIN                        required: the bot's own login (github-actions[bot] with GITHUB_TOKEN); only
                                          comments by this login count as the bot's (its verdicts, replies, requests)
   ARENA_LAUNCH_HANDOFF, GITHUB_OUTPUT    commands workflow: hand an accepted /arena train to the launch job
-  ARENA_LAUNCH_REQUEST                   `arena bot --confirm-launch` / `--launch` (the launch job): the request
-  ARENA_LAUNCH_BACKEND                   `--launch`, `--poll-jobs`: skypilot (default; launch/skypilot_task.py lists
+  ARENA_LAUNCH_REQUEST                   `arena bot confirm-launch` / `launch` (the launch job): the request
+  ARENA_LAUNCH_BACKEND                   `launch`, `poll-jobs`: skypilot (default; launch/skypilot_task.py lists
                                          its ARENA_SKYPILOT_* settings) or local (ARENA_SUITE, ARENA_LAUNCH_DIR,
                                          ARENA_LOCAL_CHECKOUT: the checkout holding the PR's environments/)
   ARENA_STATE_BRANCH                     the branch of job records and results (default arena-state)
@@ -20,10 +20,10 @@ Environment (set by Actions unless noted):
 
 Exit codes:
   0  the event was handled: acted on, ignored as not ours, or failed with an explanation posted on the PR
-     (--confirm-launch: the request is confirmed by the bot's accepted reply on the PR; --launch: the job started, was
-     found running or done, or the refusal was written on the PR; --poll-jobs: every job was brought up to date)
+     (confirm-launch: the request is confirmed by the bot's accepted reply on the PR; launch: the job started, was
+     found running or done, or the refusal was written on the PR; poll-jobs: every job was brought up to date)
   1  the bot failed and could not post an explanation (GitHub refused or was unreachable); see the ::error lines
-     (--confirm-launch, --launch: the PR was not told about this request, so nothing was launched; --poll-jobs:
+     (confirm-launch, launch: the PR was not told about this request, so nothing was launched; poll-jobs:
      some job could not be brought up to date)
   2  bad invocation: a required variable is missing or the event file cannot be read
 """
@@ -33,9 +33,9 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from bot import github_api, handoff, jobs
 from bot.actions import Action, Need, Reply
@@ -271,13 +271,17 @@ def poll_jobs(env: Mapping[str, str]) -> int:
     return 0
 
 
-def main(confirm: bool = False, launch: bool = False, poll: bool = False) -> None:
-    """Console entry point: `arena bot` (events), `--confirm-launch` / `--launch` (the launch job), `--poll-jobs`."""
-    if poll:
-        sys.exit(poll_jobs(os.environ))
-    if launch:
-        sys.exit(launch_job(os.environ))
-    sys.exit(confirm_launch(os.environ) if confirm else run(os.environ, handoff.handoff_launcher(os.environ)))
+Command = Literal["confirm-launch", "launch", "poll-jobs"]
+COMMANDS: dict[Command, Callable[[Mapping[str, str]], int]] = {
+    "confirm-launch": confirm_launch, "launch": launch_job, "poll-jobs": poll_jobs}
+
+
+def main(command: Command | None = None) -> None:
+    """Console entry point: `arena bot` (this run's event), `arena bot confirm-launch` / `launch` (the launch job),
+    `arena bot poll-jobs` (the jobs workflow)."""
+    if command is None:
+        sys.exit(run(os.environ, handoff.handoff_launcher(os.environ)))
+    sys.exit(COMMANDS[command](os.environ))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from docker.errors import DockerException
 from docker.models.containers import Container
@@ -40,7 +40,28 @@ from sandbox.workspace_files import read_workspace
 from taskpkg.model import ScenePrompt, TaskPackage
 
 if TYPE_CHECKING:
-    from sandbox.episode import Sandbox
+    import docker
+
+    from sandbox.containers import Tracker
+    from sandbox.images import BuiltImage
+
+
+class Host(Protocol):
+    """What an episode needs of the sandbox it runs on (`Sandbox` is the one): its engine, its tracker, the id its
+    containers are labelled with, the package's image, and a tracked commit."""
+
+    client: docker.DockerClient
+    tracker: Tracker
+    session: str
+
+    def image(self, package: TaskPackage) -> BuiltImage:
+        """The package's image, built only when new."""
+        ...
+
+    def commit_snapshot(self, container: Container, package: TaskPackage) -> str:
+        """Commit a container as a snapshot image removed with the sandbox; its id."""
+        ...
+
 
 class EpisodeOver(RuntimeError):
     """An action was given after the episode ended (last scene done, a limit hit, or finished)."""
@@ -49,7 +70,7 @@ class EpisodeOver(RuntimeError):
 class EpisodeSession:
     """One episode of one instance. Use as a context manager, or call finish() / close() yourself."""
 
-    def __init__(self, sandbox: Sandbox, package: TaskPackage, instance: int, agent_name: str, *,
+    def __init__(self, sandbox: Host, package: TaskPackage, instance: int, agent_name: str, *,
                  provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
                  share_initial: Callable[[InitialState], None] | None = None,
                  verifier_command: list[str] | None = None, keep_files: bool = False) -> None:

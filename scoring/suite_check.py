@@ -1,9 +1,8 @@
 """`arena suite check`: a suite's balance, duplicates, and every item's oracle and do-nothing trials.
 
-The episodes themselves are the caller's (the CLI builds them from the sandbox and the validators' scripted
-agents, which scoring does not import): `check_items` runs a given `ItemRunner` over every item on a few threads
-and judges the outcomes. An item passes when its oracle scores exactly 1 and doing nothing scores at most the
-floor; a setup or verifier error is a failure, never a score.
+`check_items` runs an `ItemRunner` over every item on a few threads and judges the outcomes; `check_episodes` does
+so in one sandbox with `oracle_and_nop`, the scripted agents' two trials. An item passes when its oracle scores
+exactly 1 and doing nothing scores at most the floor; a setup or verifier error is a failure, never a score.
 """
 
 from __future__ import annotations
@@ -15,6 +14,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
+from sandbox.episode import InitialState, Sandbox
 from scoring.suite import Suite, SuiteItem, balance_problems
 from taskpkg.model import TaskPackage
 
@@ -43,6 +44,7 @@ class ItemTrial:
 
 
 ItemRunner = Callable[[TaskPackage, int], ItemTrial]
+ItemDone = Callable[[SuiteItem, Finding | None], None]
 
 
 def check_layout(suite: Suite) -> list[Finding]:
@@ -88,7 +90,7 @@ def judge(item: SuiteItem, trial: ItemTrial, manifest: Path, nop_floor: float) -
 
 
 def check_items(suite: Suite, run: ItemRunner, nop_floor: float, workers: int = 2,
-                on_item: Callable[[SuiteItem, Finding | None], None] | None = None) -> list[Finding]:
+                on_item: ItemDone | None = None) -> list[Finding]:
     """Run the oracle and the do-nothing agent on every item (workers at a time); the failures, in suite order."""
     lock = threading.Lock()
     packages = {package.root: package for package in suite.packages.values()}
@@ -107,3 +109,25 @@ def check_items(suite: Suite, run: ItemRunner, nop_floor: float, workers: int = 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         results = list(pool.map(one, suite.items))
     return [f for f in results if f is not None]
+
+
+def oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
+    """One item's two trials: the oracle's episode, then its instance (committed before the oracle acted) scored
+    untouched, as the do-nothing agent would leave it."""
+    def run(package: TaskPackage, instance: int) -> ItemTrial:
+        shared: list[InitialState] = []
+        oracle = sandbox.run_episode(package, instance, oracle_agent(package), share_initial=shared.append)
+        try:
+            nop = sandbox.score_initial(package, shared[0], nop_agent().name) if shared else None
+        finally:
+            for state in shared:
+                sandbox.release(state)
+        return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else "setup_error",
+                         nop.reward if nop else None, oracle.error or (nop.error if nop else None))
+    return run
+
+
+def check_episodes(suite: Suite, workers: int = 2, on_item: ItemDone | None = None) -> list[Finding]:
+    """Every item's oracle and do-nothing trials in one sandbox (raises the engine's errors: the caller says so)."""
+    with Sandbox() as sandbox:
+        return check_items(suite, oracle_and_nop(sandbox), NOP_FLOOR, workers, on_item)

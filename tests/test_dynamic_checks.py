@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from agents.scripted import ScriptedAgent
 from sandbox import containers
 from sandbox.agent_interface import Action, Observation
 from sandbox.episode import Sandbox
 from taskpkg.loader import load_package
 from taskpkg.rules import RULES, Category, Rule
 from tests.support.packages import edit, make_valid_package
-from validators.agents import ScriptedAgent
 from validators.dynamic import DYNAMIC_IDS, run_dynamic_checks
 from validators.dynamic.leaks import _layer_folders, scan_image
 from validators.dynamic.probes import PROBES

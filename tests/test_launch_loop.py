@@ -38,10 +38,10 @@ REPO = "arena-org/arena"
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 
-def bot(world: World, flag: str, **extra: str) -> subprocess.CompletedProcess:
-    """`arena bot FLAG` as the launch job or the jobs workflow runs it, against the stand-in."""
+def bot(world: World, command: str, **extra: str) -> subprocess.CompletedProcess:
+    """`arena bot COMMAND` as the launch job or the jobs workflow runs it, against the stand-in."""
     env = os.environ | world.env("issue_comment", {}) | extra
-    return subprocess.run([ARENA, "bot", flag], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run([ARENA, "bot", command], env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
 
 
 def test_a_pr_is_trained_scored_published_and_shown(engine: object, world: World, tmp_path: Path) -> None:
@@ -82,7 +82,7 @@ def test_a_pr_is_trained_scored_published_and_shown(engine: object, world: World
                   "ARENA_LOCAL_CHECKOUT": str(checkout), "ARENA_RECIPE": "cpu-small", "ARENA_STEPS": "3",
                   "ARENA_SKIP_CALIBRATION": "1", "ARENA_SCORE_PROFILE": "smoke", "ARENA_SCORE_BACKEND": "local",
                   "ARENA_SCORE_CACHE": str(tmp_path / "score-cache")}
-    launched = bot(world, "--launch", **launch_env)
+    launched = bot(world, "launch", **launch_env)
     assert launched.returncode == 0, launched.stdout + launched.stderr
     reply = world.hub.repos[REPO].comments[request.reply_comment]["body"]
     assert "**Training started**" in reply
@@ -96,7 +96,7 @@ def test_a_pr_is_trained_scored_published_and_shown(engine: object, world: World
     assert world.run("issue_comment", world.comment_event(number, "maintainer", "/arena train"),
                      launcher=again.append) == 0
     assert again == [] and "was already accepted" in world.replies(number)[-1]
-    assert bot(world, "--launch", **launch_env).returncode == 0
+    assert bot(world, "launch", **launch_env).returncode == 0
     assert "already running" in world.hub.repos[REPO].comments[request.reply_comment]["body"]
 
     # Preempted: the job is killed once its first checkpoint is written; the next poll recovers it.
@@ -111,7 +111,7 @@ def test_a_pr_is_trained_scored_published_and_shown(engine: object, world: World
     # The jobs workflow, every few seconds here: it recovers the killed job, then publishes its results.
     deadline = time.monotonic() + 1500
     while True:
-        polled = bot(world, "--poll-jobs", **launch_env)
+        polled = bot(world, "poll-jobs", **launch_env)
         assert polled.returncode == 0, polled.stdout + polled.stderr
         record = json.loads(world.hub.files(REPO, "arena-state")[f"jobs/echo-word/{sha(1)}.json"])
         if record["state"] not in ("queued", "running"):
@@ -135,7 +135,7 @@ def test_a_pr_is_trained_scored_published_and_shown(engine: object, world: World
     comments = [c["body"] for c in world.hub.comments(REPO, number) if "posttrain-arena:results" in c["body"]]
     assert len(comments) == 1 and "Training results: `environments/echo-word`" in comments[0]
     assert world.hub.repos[REPO].dispatches == [("pages.yml", "main")]
-    assert bot(world, "--poll-jobs", **launch_env).returncode == 0  # a later poll publishes nothing twice
+    assert bot(world, "poll-jobs", **launch_env).returncode == 0  # a later poll publishes nothing twice
     assert len([c for c in world.hub.comments(REPO, number) if "posttrain-arena:results" in c["body"]]) == 1
 
     # The site, built as the pages workflow builds it from a checkout of the bot's branch.

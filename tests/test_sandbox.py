@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from agents.scripted import oracle_agent
 from sandbox.agent_interface import Action, EndScene, Observation, Shell, WriteFile
 from sandbox.cleanup import collect_garbage
 from sandbox.engine import OWNER_VARIABLE
@@ -23,7 +24,6 @@ from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
 from tests.conftest import arena_resources
 from tests.support.packages import edit, make_two_scene_package, make_valid_package
-from validators.agents import oracle_agent
 from validators.dynamic.probes import KEPT_FILL_MIB, exhaust_resources
 
 

@@ -293,7 +293,7 @@ def test_commands_answer_pr_comments_and_gate_the_launch() -> None:
     assert launch["needs"] == "bot" and launch["if"] == "needs.bot.outputs.train == 'true'"
     assert launch["environment"] == "gpu-training"
     runs = [step.get("run", "").strip() for step in launch["steps"]]
-    assert runs[-1] == "arena bot --launch" and runs[-2] == "python -m pip install '.[launch]'", (
+    assert runs[-1] == "arena bot launch" and runs[-2] == "python -m pip install '.[launch]'", (
         "the last step confirms the request against the PR, then launches")
     env = launch["steps"][-1]["env"]
     assert env["ARENA_LAUNCH_REQUEST"] == "${{ needs.bot.outputs.request }}"
@@ -352,7 +352,7 @@ def test_jobs_poll_on_a_schedule_and_start_pages_through_the_bot() -> None:
     assert "schedule" in on and "workflow_dispatch" in on and load("jobs.yml")["concurrency"]["group"] == "arena-jobs"
     (poll,) = jobs("jobs.yml").values()
     assert [s.get("run") for s in poll["steps"] if "run" in s] == ["python -m pip install '.[launch]'",
-                                                                   "arena bot --poll-jobs"]
+                                                                   "arena bot poll-jobs"]
     assert poll["environment"] == "arena-jobs" and "id-token" not in poll["permissions"]
     for step in steps_using("jobs.yml", "actions/checkout"):
         assert step["with"]["ref"] == DEFAULT_BRANCH
@@ -494,13 +494,19 @@ def test_actionlint_passes() -> None:
 
 
 def test_every_arena_command_the_workflows_run_exists() -> None:
+    import click
+
     from arena.cli import cli
 
     command = re.compile(r"^\s*arena ([a-z]+)", re.MULTILINE)
     used = {m[1] for name in NAMES for script in run_scripts(name) for m in command.finditer(script)}
     assert used == {"changed", "check", "site", "bot"}
-    options = {o for p in cli.commands["bot"].params for o in p.opts}
-    assert {"--confirm-launch", "--launch", "--poll-jobs"} <= options, "the launch job and the poller are wired"
+    bot = cli.commands["bot"]
+    assert isinstance(bot, click.Group)
+    assert {"confirm-launch", "launch", "poll-jobs"} <= set(bot.commands), "the launch job and the poller are wired"
+    subcommand = re.compile(r"^\s*arena bot ([a-z-]+)", re.MULTILINE)
+    run_by_bot = {m[1] for name in NAMES for script in run_scripts(name) for m in subcommand.finditer(script)}
+    assert run_by_bot == {"launch", "poll-jobs"} and run_by_bot <= set(bot.commands)
     assert used <= set(cli.commands), f"wire into arena/cli.py: {sorted(used - set(cli.commands))}"
 
 
@@ -544,7 +550,7 @@ def test_security_policy_states_the_trust_model() -> None:
     for phrase in ("Report a vulnerability", "read-only", "no secrets", "default branch", "untrusted data",
                    "collaborator permission", "gpu-training", "OIDC", "No network", "Dropped capabilities",
                    "Non-root agent", "Fresh verifier container", "ARENA_BOT_LOGIN", "pull_request_target",
-                   "--confirm-launch", "Retry-After", "base branch"):
+                   "arena bot confirm-launch", "Retry-After", "base branch"):
         assert phrase in text, f"SECURITY.md: say {phrase!r}"
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 
+from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.agent_interface import Agent
 from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
@@ -32,7 +33,6 @@ from taskpkg.rules.dynamic import (
     ARENA712,
 )
 from taskpkg.rules.infrastructure import ARENA901
-from validators.agents import nop_agent, oracle_agent
 from validators.dynamic.answer_probes import (
     Answers,
     AnswerTrial,
@@ -48,7 +48,6 @@ from validators.dynamic.setup_errors import setup_findings
 from validators.dynamic.steering import TRACE_COMMAND, judge_steering, names_used, steer_agent
 from validators.registry import Needs, check
 
-NOP_FLOOR = 0.0
 DEFAULT_INSTANCES = 8  # the oracle's; ARENA715 compares them all, the constant-answer probe is scored on them all
 NOP_INSTANCES = 3  # the do-nothing floor is verified on the first of them
 MAX_WORKERS = 4

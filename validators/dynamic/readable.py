@@ -21,13 +21,13 @@ import re
 from datetime import datetime
 from pathlib import PurePosixPath
 
+from agents.scripted import ScriptedAgent, oracle_agent
 from sandbox.layout import WORKSPACE
 from sandbox.outcomes import EpisodeResult
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dynamic import ARENA711
 from taskpkg.shared_files import shared_data_files
-from validators.agents import ScriptedAgent, oracle_agent
 from validators.registry import Needs, check
 
 SHINGLE_TOKENS = 8

@@ -15,13 +15,13 @@ import ast
 import json
 from pathlib import Path, PurePosixPath
 
+from agents.scripted import ScriptedAgent, oracle_agent
 from sandbox.channel import DEFAULT_PATH
 from sandbox.layout import VERIFIER, WORKSPACE
 from sandbox.outcomes import EpisodeResult
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules.dynamic import ARENA712
-from validators.agents import ScriptedAgent, oracle_agent
 from validators.registry import Needs, check
 
 TRACE_COMMAND = ["python3", "-I", "-c", (Path(__file__).with_name("verifier_trace.py")).read_text(), VERIFIER]

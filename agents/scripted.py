@@ -1,4 +1,8 @@
-"""Scripted agents for validation: the oracle and the do-nothing agent. Each is a few lines of the agent interface."""
+"""Scripted agents: the oracle and the do-nothing agent, and the fixed command list the probes are built on.
+
+Each is a few lines of the agent interface. Validation's dynamic checks, scoring's suite check and `arena run` share
+them, which is why they sit here, below all three.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,8 @@ from dataclasses import dataclass, field
 from sandbox.agent_interface import Action, EndScene, Observation, Shell
 from taskpkg.loader import ORACLE_INTERPRETERS
 from taskpkg.model import TaskPackage
+
+NOP_FLOOR = 0.0  # the most an instance may score when the agent does nothing
 
 
 @dataclass
