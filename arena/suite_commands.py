@@ -23,6 +23,7 @@ from rich.progress import Progress as RichProgress
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable, engine_available
 from sandbox.episode import InitialState, Sandbox
+from sandbox.outcomes import EpisodeOutcome
 from scoring.evaluation import PROFILES, EvaluationFailed
 from scoring.gate_run import DEFAULT_SAMPLES, GateError, make_suite_instances, run_gate
 from scoring.score_run import ScoreOptions, ScoringError, score
@@ -241,7 +242,7 @@ def _oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
         finally:
             for state in shared:
                 sandbox.release(state)
-        return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else "setup_error",
+        return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else EpisodeOutcome.SETUP_ERROR,
                          nop.reward if nop else None, oracle.error or (nop.error if nop else None))
     return run
 

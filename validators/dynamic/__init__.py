@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from sandbox.agent_interface import Agent
 from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
+from sandbox.outcomes import EpisodeOutcome
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.model import TaskPackage
 from taskpkg.rules import Category, Rule, ids
@@ -185,7 +186,7 @@ class _TrialRunner:
             agent = trial.make_agent()
             if state is None:  # the instance could not be made: the same failure as the episode that tried
                 failed = self._setup_failed.get(trial.instance)
-                result = EpisodeResult(self.package.name, trial.instance, agent.name, "setup_error",
+                result = EpisodeResult(self.package.name, trial.instance, agent.name, EpisodeOutcome.SETUP_ERROR,
                                        error=failed.error if failed else "the instance was not made",
                                        prompt_values=failed.prompt_values if failed else {},
                                        unfilled=failed.unfilled if failed else [])
@@ -205,7 +206,7 @@ class _TrialRunner:
         try:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(),
                                               share_initial=shared.set_result, keep_files=True)
-            if result.outcome == "setup_error":
+            if result.outcome == EpisodeOutcome.SETUP_ERROR:
                 self._setup_failed[trial.instance] = result
             finished.set_result(result)
             return result
@@ -227,12 +228,12 @@ class _TrialRunner:
         try:
             files, note = answers.submission(trial)
         except Exception as exc:  # a fault in the arena's own probe: ARENA901, not the package's finding
-            return EpisodeResult(self.package.name, trial.instance, trial.agent, "agent_error",
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, EpisodeOutcome.AGENT_ERROR,
                                  error=f"the answer probe {trial.agent} failed: {exc!r}")
         self.notes[trial] = note
         state = self._shared_state(trial.instance).result() if files is not None else None
         if files is None or state is None:
-            return EpisodeResult(self.package.name, trial.instance, trial.agent, "skipped",
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, EpisodeOutcome.SKIPPED,
                                  error=note if files is None else "the instance was not made")
         return self.sandbox.score_initial(self.package, state, trial.agent, files=files)
 
@@ -270,17 +271,17 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
            oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict]:
     found: list[Diagnostic] = []
     trial_of = {"agent": result.agent, "instance": result.instance}
-    if result.outcome == "skipped":
+    if result.outcome == EpisodeOutcome.SKIPPED:
         return found, {**_record(trial, result, "skipped"), "note": result.error}
-    if result.outcome == "setup_error":
+    if result.outcome == EpisodeOutcome.SETUP_ERROR:
         found += setup_findings(package, result)
-    elif result.outcome == "verifier_error" and trial.role == "steer":
+    elif result.outcome == EpisodeOutcome.VERIFIER_ERROR and trial.role == "steer":
         pass  # the traced run failed (a plant broke the interpreter, say): the verifier's own runs judge its errors
-    elif result.outcome == "verifier_error":
+    elif result.outcome == EpisodeOutcome.VERIFIER_ERROR:
         found.append(ARENA709.found("verifier.py", error=result.error, **trial_of))
-    elif result.outcome == "agent_error":  # the arena's own scripted agent failed: not the package's fault
+    elif result.outcome == EpisodeOutcome.AGENT_ERROR:  # the arena's own scripted agent failed: not the package's fault
         found.append(ARENA901.found(None, error=result.error, **trial_of))
-    elif result.outcome == "limit_exceeded":
+    elif result.outcome == EpisodeOutcome.LIMIT_EXCEEDED:
         if trial.role in ("oracle", "repeat"):
             found.append(ARENA702.found(f"oracle/{package.oracle_entrypoint}", case="storage", problem=result.error,
                                         **trial_of))
@@ -299,11 +300,10 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
                   "details": _short(result.details)}
         found.append(ARENA703.found("verifier.py", **scored) if trial.role == "nop"
                      else ARENA707.found("verifier.py", agent=result.agent, **scored))
-    if trial.rule is ARENA705 and result.outcome in ("scored", "limit_exceeded"):
+    if trial.rule is ARENA705 and result.outcome.judged:
         found += _judge_isolation(result)
     failed = any(d.severity is Severity.ERROR for d in found)
-    stopped = result.outcome == "limit_exceeded"  # the sandbox ended it at the storage limit: it won nothing
-    outcome = "error" if result.outcome != "scored" and not stopped else "failed" if failed else "ok"
+    outcome = "error" if not result.outcome.judged else "failed" if failed else "ok"  # a broken limit won nothing
     return found, _record(trial, result, outcome)
 
 

@@ -15,7 +15,7 @@ import json
 from dataclasses import dataclass
 from statistics import mean
 
-from sandbox.outcomes import EpisodeResult
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules import Rule
@@ -120,7 +120,7 @@ class Judged:
 def judge_answer_trials(trials: list[AnswerTrial], results: list[EpisodeResult], notes: list[str],
                         floor: float) -> Judged:
     """ARENA713, ARENA714 and ARENA716 over the answer probes' scored results (`notes`: what each submitted)."""
-    scored = {i: r for i, r in enumerate(results) if r.outcome == "scored" and r.reward is not None}
+    scored = {i: r for i, r in enumerate(results) if r.outcome == EpisodeOutcome.SCORED and r.reward is not None}
     judged = Judged([], set())
     _judge_rewritten(trials, scored, floor, judged)
     _judge_near_misses(trials, scored, notes, judged)
@@ -191,7 +191,7 @@ def _judge_constant(trials: list[AnswerTrial], scored: dict[int, EpisodeResult],
 def constant_summary(trials: list[AnswerTrial], results: list[EpisodeResult], notes: list[str]) -> str:
     """The constant-answer probe's mean and best single instance, for the report (empty when it scored nothing)."""
     runs = [(r, n) for t, r, n in zip(trials, results, notes, strict=True)
-            if t.probe == "constant-answer" and r.outcome == "scored" and r.reward is not None]
+            if t.probe == "constant-answer" and r.outcome == EpisodeOutcome.SCORED and r.reward is not None]
     if not runs:
         return ""
     best, note = max(runs, key=lambda pair: (pair[0].reward, -pair[0].instance))
@@ -206,11 +206,12 @@ def distinctness_findings(package: TaskPackage, oracle_runs: dict[int, EpisodeRe
     found = []
     generator = package.generator
     first = oracle_runs.get(repeat.instance) if repeat else None
-    if repeat and first and repeat.outcome != "setup_error" and first.outcome != "setup_error":
+    if repeat and first and EpisodeOutcome.SETUP_ERROR not in (repeat.outcome, first.outcome):
         what = _difference(first, repeat)
         if what:
             found.append(ARENA715.found(generator, case="irreproducible", instance=repeat.instance, what=what))
-    made = {i: r for i, r in sorted(oracle_runs.items()) if r.outcome != "setup_error" and r.initial_files is not None}
+    made = {i: r for i, r in sorted(oracle_runs.items())
+            if r.outcome != EpisodeOutcome.SETUP_ERROR and r.initial_files is not None}
     seen: dict[str, int] = {}
     for instance, run in made.items():
         key = _fingerprint(run)
