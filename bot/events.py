@@ -25,7 +25,7 @@ from bot import comment
 from bot.actions import Action, Ignore, Need, Publish
 from bot.commands import on_issue_comment
 from bot.comment import Context, inline
-from bot.model import Config, Facts, Pull
+from bot.model import Config, Fact, Facts, Pull
 from bot.sticky import LABEL_CAP, StickyState
 from taskpkg.changes import classify_changes
 
@@ -80,16 +80,16 @@ def on_workflow_run(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[
     head_sha, head_repo = run.get("head_sha") or "", (run.get("head_repository") or {}).get("full_name")
     if not SHA.match(head_sha) or not head_repo or not run.get("head_branch"):
         return [Ignore("the run has no head commit, repository or branch")]
-    if "pulls_by_head" not in facts.fetched:
-        return [Need("pulls_by_head", (head_repo, run["head_branch"]))]
+    if Fact.PULLS_BY_HEAD not in facts.fetched:
+        return [Need(Fact.PULLS_BY_HEAD, (head_repo, run["head_branch"]))]
     candidates = sorted(facts.pulls_by_head or [], key=lambda p: (p.head_sha != head_sha, not p.on_default_branch))
     pull = candidates[0] if candidates else None
     if pull is None:
         return [Ignore(f"no open pull request comes from {head_repo}:{run['head_branch']}")]
     if pull.head_sha != head_sha:
         return [Ignore(f"stale run: PR #{pull.number} moved to {pull.head_sha[:7]}, the run checked {head_sha[:7]}")]
-    missing: list[Action] = [Need(w, (pull.number,) if w != "report" else ())
-                             for w in ("files", "base_changes", "report") if w not in facts.fetched]
+    missing: list[Action] = [Need(w, (pull.number,) if w != Fact.REPORT else ())
+                             for w in (Fact.FILES, Fact.BASE_CHANGES, Fact.REPORT) if w not in facts.fetched]
     if missing:
         return missing
     state = (int(run.get("id") or 0), int(run.get("run_attempt") or 1))
@@ -228,13 +228,13 @@ def on_pull_request(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[
     action, pr = payload.get("action"), payload.get("pull_request") or {}
     if action not in PR_ACTIONS:
         return [Ignore(f"pull_request {action!r} needs nothing")]
-    if "pull" not in facts.fetched:
-        return [Need("pull", (int(pr["number"]),))]
+    if Fact.PULL not in facts.fetched:
+        return [Need(Fact.PULL, (int(pr["number"]),))]
     pull = facts.pull
     if pull is None or pull.state != "open":
         return [Ignore("the pull request is not open")]
-    if "files" not in facts.fetched:
-        return [Need("files", (pull.number,))]
+    if Fact.FILES not in facts.fetched:
+        return [Need(Fact.FILES, (pull.number,))]
     name, outside = scope(facts.files or [])
     ctx = Context(cfg.server_url, cfg.repo, pull.head_sha, pull.head_label, name, cfg.run_url)
     if not pull.on_default_branch:
@@ -242,8 +242,8 @@ def on_pull_request(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[
     if outside:
         return [_scope_notice(pull, ctx, (0, 0), name, outside)]
     if cfg.max_open_prs_per_author > 0:
-        if "author_open_prs" not in facts.fetched:
-            return [Need("author_open_prs", (pull.author,))]
+        if Fact.AUTHOR_OPEN_PRS not in facts.fetched:
+            return [Need(Fact.AUTHOR_OPEN_PRS, (pull.author,))]
         if (facts.author_open_prs or 0) > cfg.max_open_prs_per_author:
             return [_cap_notice(pull, ctx, (0, 0), cfg)]
     state = StickyState(pull.head_sha, pull.base_ref, "pending", name)
