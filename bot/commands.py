@@ -21,7 +21,7 @@ from bot.actions import AcceptCancel, AcceptTraining, Action, Ignore, Need, Reac
 from bot.comment import inline
 from bot.markers import TrainKey, is_ours, reply_to, train_key
 from bot.model import Config, Fact, Facts, Pull
-from bot.sticky import current
+from bot.sticky import Verdict, current
 
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
 PRIVILEGED = ("check", "train", "cancel")
@@ -136,7 +136,7 @@ def _train(command: Command, pull: Pull, comment_id: int, login: str, facts: Fac
     if wanted is not None and not head.startswith(wanted):
         return [_refuse(number, comment_id, login, "train", f"the head moved: you asked for {wanted[:12]}, the head "
                         f"is now {head[:7]}. Check the verdict on {head[:7]} and ask again.")]
-    if verdict is None or verdict.outcome not in ("pass", "fail"):
+    if verdict is None or verdict.outcome not in (Verdict.PASS, Verdict.FAIL):
         return [_refuse(number, comment_id, login, "train", f"there is no verdict on the head commit {head[:7]} yet.")]
     if verdict.head_sha != head:
         return [_refuse(number, comment_id, login, "train", f"the head moved since the verdict: the verdict is for "
@@ -145,7 +145,7 @@ def _train(command: Command, pull: Pull, comment_id: int, login: str, facts: Fac
     if verdict.base_ref != pull.base_ref:
         return [_refuse(number, comment_id, login, "train", f"the base branch changed since the verdict on "
                         f"{head[:7]}; push a commit to validate it against `{inline(pull.base_ref, 100)}` first.")]
-    if verdict.outcome != "pass" or verdict.environment is None:
+    if verdict.outcome != Verdict.PASS or verdict.environment is None:
         return [_refuse(number, comment_id, login, "train", f"the verdict on {head[:7]} is a fail; training needs a "
                         "pass.")]
     key = TrainKey(verdict.environment, head, pull.base_ref)

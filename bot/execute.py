@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from bot import github_api, handoff, sticky, writes
 from bot.actions import (
@@ -38,11 +38,12 @@ from bot.actions import (
 from bot.markers import reply_marker
 from bot.model import Config, Fact, Facts, Pull
 from bot.report_input import ReportError, load_report
-from bot.sticky import ARENA_LABELS, LABEL_PASS, StickyState
+from bot.sticky import ARENA_LABELS, LABEL_PASS, StatusState, StickyState
 
 MAX_ROUNDS = 4  # plan → write → check; two racing runs settle within two rounds
-SETTLED = {"success": "Arena check passed", "failure": "Arena check failed: see the pull request's comment",
-           "pending": "Arena check pending", "error": "Arena check could not give a verdict"}
+SETTLED: dict[StatusState, str] = {
+    "success": "Arena check passed", "failure": "Arena check failed: see the pull request's comment",
+    "pending": "Arena check pending", "error": "Arena check could not give a verdict"}
 Log = Callable[..., None]  # log(message, warning=None): warning is an annotation title for the Actions log
 
 
@@ -148,7 +149,10 @@ def execute(run: Run, actions: list[Action], facts: Facts) -> Pull | None:
     return None
 
 
-def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tuple[str, Pull]:
+Published = Literal["written", "unchanged", "stale", "moved"]
+
+
+def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tuple[Published, Pull]:
     """Upsert the sticky with its labels and status (see the module docstring). Returns (outcome, the PR as last
     read): outcome is written, unchanged, stale or moved. strict=False (explaining a failure) writes the sticky even
     when lowering the labels or the status fails."""
