@@ -90,8 +90,8 @@ def _training_lines(record: ResultRecord) -> list[str]:
 
 def ended_body(record: JobRecord) -> str:
     """A job that ended without results: why, where maintainers read its output, and how to try again."""
-    what = {JobState.FAILED: "failed", JobState.CANCELLED: "was cancelled",
-            JobState.STALE: "was stopped: the pull request moved on"}
+    what: dict[str, str] = {JobState.FAILED: "failed", JobState.CANCELLED: "was cancelled",
+                            JobState.STALE: "was stopped: the pull request moved on"}
     reason = inline(record.reason or "no reason given", 600)
     lines = [f"**Training job {_job(record)} {what.get(record.state, inline(record.state, 20))}** for "
              f"`environments/{inline(record.environment, 64)}` at {record.commit}: {reason}."]

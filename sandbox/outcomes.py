@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Literal
 
 from sandbox.agent_interface import Transcript
+
+LimitHit = Literal["storage", "time", "turns", "tokens"]  # the limit that ended an episode early
 
 
 class EpisodeOutcome(StrEnum):
@@ -47,7 +50,7 @@ class EpisodeResult:
     reward: float | None = None
     details: dict | None = None
     error: str | None = None
-    limit_hit: str | None = None
+    limit_hit: LimitHit | None = None
     prompt_values: dict = field(default_factory=dict)
     unfilled: list[str] = field(default_factory=list)  # setup failed: the prompt's keys the generator did not print
     transcript: Transcript = field(default_factory=Transcript)

@@ -33,7 +33,7 @@ from sandbox.instances import (
     write_as_root,
 )
 from sandbox.layout import AGENT_USER, WORKSPACE
-from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState, LimitHit
 from sandbox.storage import StorageWatch
 from sandbox.verification import verify_into
 from sandbox.workspace_files import read_workspace
@@ -144,7 +144,7 @@ class EpisodeSession:
             return float(self.package.limits.agent_timeout_s) if self._channel is not None else 0.0
         return max(0.0, self._deadline - time.monotonic())
 
-    def end(self, limit_hit: str | None = None) -> None:
+    def end(self, limit_hit: LimitHit | None = None) -> None:
         """The agent is done (a model that answered without calling a tool), or the driver stopped it at a limit of
         its own (`limit_hit`, such as "time" or "tokens"). finish() verifies the state as it is."""
         if limit_hit:
@@ -222,7 +222,7 @@ class EpisodeSession:
         return Observation(scene, after.result if after else None, after.error if after else None,
                            self._scene_turns, self.seconds_left)
 
-    def _end_by_limit(self, which: str) -> Observation:
+    def _end_by_limit(self, which: LimitHit) -> Observation:
         self.result.limit_hit = self.result.limit_hit or which
         self._ended = True
         return Observation(None, None, f"the episode's {which} limit was reached", max(0, self._turns_left),

@@ -1,9 +1,12 @@
 """Verdicts as types: the bot's sticky verdict (its state line and the labels and status it implies), scoring's
-interval verdict and a record's standing, and how a training run ended; every value the word files always held."""
+interval verdict and a record's standing, how a training run ended, and the check report's verdicts, statuses and trial
+outcomes (the report schema's enums); every value is the word the files always held."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
+from typing import get_args, get_type_hints
 
 from bot.markers import MARKER
 from bot.sticky import OUTCOMES, StickyState, Verdict, parse_state
@@ -12,6 +15,11 @@ from scoring.ranking import Unranked
 from scoring.statistics import Verdict as ScoreVerdict
 from scoring.statistics import verdict as interval_verdict
 from training.evidence import RunStatus, closing_block
+from validators.dynamic import Role
+from validators.report import CheckStatus, PackageReport, Report, TrialOutcome
+from validators.report import Verdict as CheckVerdict
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SHA = "0123456789abcdef0123456789abcdef01234567"
 
@@ -42,3 +50,21 @@ def test_how_a_training_run_ended_and_what_the_pre_flight_decided_keep_their_wor
     assert [d.value for d in Decision] == ["refuse", "go", "inconclusive", "continue"]
     assert closing_block({"status": RunStatus.COMPLETED}).endswith("verdict: trained")
     assert closing_block({"status": "stopped", "reason": "guard"}).endswith("verdict: stopped: guard")
+
+
+def test_check_reports_keep_their_words() -> None:
+    clean = PackageReport("environments/x", "x", "X", "coding", 4, [], ["ARENA101"], 1.0)
+    data = json.loads(json.dumps(Report("static", [clean]).to_dict()))
+    assert data["verdict"] == "pass" and data["packages"][0]["verdict"] == "pass"
+    assert data["packages"][0]["checks"][0]["status"] == "passed"
+    assert CheckVerdict.of(False) is CheckVerdict.FAIL and f"{CheckVerdict.FAIL}" == "fail"
+    assert {r.value for r in Role} == {"oracle", "nop", "repeat", "probe", "read", "steer", "answer"}
+
+
+def test_the_report_enums_are_the_schemas_enums() -> None:
+    schema = json.loads((ROOT / "validators" / "schema" / "report-v1.schema.json").read_text())
+    package = schema["$defs"]["package"]["properties"]
+    assert schema["properties"]["verdict"]["enum"] == package["verdict"]["enum"] == [v.value for v in CheckVerdict]
+    assert package["checks"]["items"]["properties"]["status"]["enum"] == [s.value for s in CheckStatus]
+    assert schema["$defs"]["trial"]["properties"]["outcome"]["enum"] == [o.value for o in TrialOutcome]
+    assert schema["properties"]["mode"]["enum"] == list(get_args(get_type_hints(Report)["mode"]))

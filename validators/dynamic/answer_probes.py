@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from statistics import mean
+from typing import Literal
 
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from taskpkg.diagnostics import Diagnostic
@@ -22,9 +23,11 @@ from taskpkg.rules import Rule
 from taskpkg.rules.dynamic import ARENA713, ARENA714, ARENA715, ARENA716
 from validators.dynamic.answers import Answer, answer_of, constant_answers, near_misses, same_answer
 
-ANSWER_PROBES = ("rewritten-inputs", "near-miss", "replay", "constant-answer")
+AnswerProbe = Literal["rewritten-inputs", "near-miss", "replay", "constant-answer"]
+NearMiss = Literal["changed", "dropped", "added"]
+ANSWER_PROBES: tuple[AnswerProbe, ...] = ("rewritten-inputs", "near-miss", "replay", "constant-answer")
 PROBED_INSTANCES = 3  # the donor-based and near-miss probes run on this many of the sampled instances
-NEAR_MISS_KINDS = ("changed", "dropped", "added")
+NEAR_MISS_KINDS: tuple[NearMiss, ...] = ("changed", "dropped", "added")
 NEAR_MISS_VERIFICATIONS = 3  # the first near miss is verified this many times: the same state, the same reward
 WELL_ABOVE_FLOOR = 0.25  # a constant answer's mean this far above the floor is a warning
 _RULES = {"rewritten-inputs": ARENA713, "near-miss": ARENA714, "replay": ARENA714, "constant-answer": ARENA716}
@@ -34,10 +37,10 @@ _RULES = {"rewritten-inputs": ARENA713, "near-miss": ARENA714, "replay": ARENA71
 class AnswerTrial:
     """One submission to verify: made by `probe` for `instance`, from `donor`'s oracle answer where there is one."""
 
-    probe: str
+    probe: AnswerProbe
     instance: int
     donor: int | None = None
-    kind: str = ""  # a near miss: changed, dropped or added
+    kind: NearMiss | Literal[""] = ""  # what a near miss did to the answer
     again: int = 0  # a repeated verification of the same near miss
 
     @property
