@@ -22,6 +22,7 @@ from sandbox.cleanup import collect_garbage, leftovers
 from sandbox.engine import EngineUnavailable, connect
 from sandbox.episode import EpisodeResult, Sandbox
 from sandbox.images import BuildFailed
+from sandbox.outcomes import EpisodeOutcome
 from taskpkg.loader import load_package
 from taskpkg.model import TaskPackage
 from validators.dynamic.probes import PROBES
@@ -81,7 +82,7 @@ def run_command(path: Path, agent_name: str, instance: int, output_format: str, 
         click.echo(json.dumps(episode_json(result), indent=2))
     else:
         show_episode(result, Console())
-    sys.exit(ExitCode.OK if result.outcome == "scored" else ExitCode.CHECK_FAILED)
+    sys.exit(ExitCode.OK if result.outcome == EpisodeOutcome.SCORED else ExitCode.CHECK_FAILED)
 
 
 def package_and_instance(path: Path, instance: int) -> TaskPackage:
@@ -120,8 +121,9 @@ def show_episode(result: EpisodeResult, console: Console) -> None:
             body = (entry.result["stdout"] + entry.result["stderr"]).rstrip()[-2000:]
             title += f"  → exit {entry.result['exit_code']}" + (" (timed out)" if entry.result["timed_out"] else "")
         console.print(Panel(Text(body or "(no output)"), title=title, title_align="left", expand=True))
-    verdict = f"reward {result.reward}" if result.outcome == "scored" else f"{result.outcome}: {result.error}"
-    style = "green" if result.reward == 1.0 else "yellow" if result.outcome == "scored" else "red"
+    scored = result.outcome == EpisodeOutcome.SCORED
+    verdict = f"reward {result.reward}" if scored else f"{result.outcome}: {result.error}"
+    style = "green" if result.reward == 1.0 else "yellow" if scored else "red"
     console.print(Text(verdict, style=f"bold {style}"))
     if result.details:
         console.print(Text(json.dumps(result.details)[:2000], style="dim"))

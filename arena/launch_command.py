@@ -24,7 +24,7 @@ from launch.job_run import PHASES, run_from_env
 from launch.package_source import ExtractError, extract
 from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml
 from launch.spec import PROFILES, JobSpec, SpecError
-from launch.state import Conflict, FolderStore, JobRecord
+from launch.state import Conflict, FolderStore, JobRecord, JobState
 from scoring.results import ResultsError, accept_job_result, record_path, write_record
 from taskpkg.digest import git_commit, package_digest
 from taskpkg.loader import load_package
@@ -115,9 +115,9 @@ def launch_command(path: Path, backend_name: str, recipe: str | None, profile: s
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
     click.echo(f"arena: {decision.message}", err=True)
-    if decision.outcome == "refused":
+    if decision.outcome == lifecycle.Asked.REFUSED:
         sys.exit(ExitCode.CHECK_FAILED)
-    if decision.outcome == "done":
+    if decision.outcome == lifecycle.Asked.DONE:
         assert decision.record is not None
         sys.exit(_publish(store, backend, decision.record, results_dir))
     if not wait:
@@ -149,7 +149,7 @@ def _follow(store: FolderStore, backend: Backend, record: JobRecord, results_dir
         click.echo(f"arena: {exc}", err=True)
         return ExitCode.ENVIRONMENT
     final = current.record if current else record
-    if final.state != "succeeded":
+    if final.state != JobState.SUCCEEDED:
         click.echo(f"arena: job {final.name} {final.state}: {final.reason}", err=True)
         return ExitCode.CHECK_FAILED
     return _publish(store, backend, final, results_dir, log, time.monotonic() - started)
@@ -190,7 +190,7 @@ def _note_run(store: FolderStore, record: JobRecord, run_id: str) -> None:
     """Write the run's id on the job's record once (what a repeated launch then names); a record that moved on
     meanwhile is left as it is."""
     stored = store.get(record.environment, record.commit)
-    if stored is None or stored.record.run_id == run_id or stored.record.state != "succeeded":
+    if stored is None or stored.record.run_id == run_id or stored.record.state != JobState.SUCCEEDED:
         return
     with contextlib.suppress(Conflict):
         store.update(stored, replace(stored.record, run_id=run_id))

@@ -11,7 +11,7 @@ from arena.exit_codes import TRAIN_EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable
 from taskpkg.loader import load_package
 from training.evaluate import EvaluationError
-from training.evidence import NO_EFFECTIVE_UPDATE, closing_block
+from training.evidence import RunStatus, closing_block
 from training.learnability import check_learnability
 from training.pins import PinError
 from training.preflight import refusal
@@ -61,12 +61,12 @@ def train_command(path: Path, recipe_spec: str, out: Path | None, resume: bool, 
     except (EngineUnavailable, PinError) as exc:
         click.echo(f"arena: {exc}", err=True)
         sys.exit(ExitCode.ENVIRONMENT)
-    click.echo(closing_block(outcome.manifest), err=outcome.status != "completed")
-    if outcome.status == NO_EFFECTIVE_UPDATE:
+    click.echo(closing_block(outcome.manifest), err=outcome.status != RunStatus.COMPLETED)
+    if outcome.status == RunStatus.NO_EFFECTIVE_UPDATE:
         click.echo(f"arena: training had no effective update (exit 1); the run is not scored; manifest in "
                    f"{out / 'manifest.json'}", err=True)
         sys.exit(ExitCode.CHECK_FAILED)
-    if outcome.status != "completed":
+    if outcome.status != RunStatus.COMPLETED:
         click.echo(f"arena: training stopped (exit 1), for the reason above; manifest in {out / 'manifest.json'}",
                    err=True)
         sys.exit(ExitCode.CHECK_FAILED)

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.markers import TrainKey
+from bot.model import Fact
 from bot.sticky import StickyState
 
 STATUS_CONTEXT = "arena/check"
@@ -13,10 +14,9 @@ STATUS_CONTEXT = "arena/check"
 
 @dataclass(frozen=True)
 class Need:
-    """Fetch a fact, then decide again. what: pull, pulls_by_head, files, comments, permission, author_open_prs,
-    base_changes, report, job (the training job record of (environment, commit))."""
+    """Fetch a fact, then decide again; `args` are what the fact is fetched for (a pull request's number, say)."""
 
-    what: str
+    what: Fact
     args: tuple[Any, ...] = ()
 
 

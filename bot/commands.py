@@ -20,8 +20,8 @@ from bot import comment, job_comments
 from bot.actions import AcceptCancel, AcceptTraining, Action, Ignore, Need, React, Reply, RerunChecks
 from bot.comment import inline
 from bot.markers import TrainKey, is_ours, reply_to, train_key
-from bot.model import Config, Facts, Pull
-from bot.sticky import current
+from bot.model import Config, Fact, Facts, Pull
+from bot.sticky import Verdict, current
 
 WRITE_PERMISSIONS = ("admin", "maintain", "write")
 PRIVILEGED = ("check", "train", "cancel")
@@ -69,12 +69,12 @@ def on_issue_comment(payload: dict[str, Any], facts: Facts, cfg: Config) -> list
         return _status(number, comment_id, facts, cfg)
     if command.name not in PRIVILEGED:
         return [Reply(number, comment.unknown_body(command.name), comment_id)]
-    if "permission" not in facts.fetched:
-        return [Need("permission", (login,))]
+    if Fact.PERMISSION not in facts.fetched:
+        return [Need(Fact.PERMISSION, (login,))]
     if facts.permission not in WRITE_PERMISSIONS:
         return [_refuse(number, comment_id, login, command.name, "only maintainers (write, maintain or admin access "
                         "to this repository) can do that. A maintainer will look at this pull request; thank you!")]
-    missing: list[Action] = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
+    missing: list[Action] = [Need(w, (number,)) for w in (Fact.PULL, Fact.COMMENTS) if w not in facts.fetched]
     if missing:
         return missing
     if any(is_ours(c, cfg.bot_login) and reply_to(c) == comment_id for c in facts.comments or []):
@@ -84,7 +84,7 @@ def on_issue_comment(payload: dict[str, Any], facts: Facts, cfg: Config) -> list
 
 def _status(number: int, comment_id: int, facts: Facts, cfg: Config) -> list[Action]:
     """`/arena status` (anyone): the training job of the PR's environment at its head, as the job record says."""
-    missing: list[Action] = [Need(w, (number,)) for w in ("pull", "comments") if w not in facts.fetched]
+    missing: list[Action] = [Need(w, (number,)) for w in (Fact.PULL, Fact.COMMENTS) if w not in facts.fetched]
     if missing:
         return missing
     if any(is_ours(c, cfg.bot_login) and reply_to(c) == comment_id for c in facts.comments or []):
@@ -92,8 +92,8 @@ def _status(number: int, comment_id: int, facts: Facts, cfg: Config) -> list[Act
     assert facts.pull is not None
     _, verdict = current(facts.comments or [], cfg.bot_login)
     environment = verdict.environment if verdict is not None else None
-    if environment is not None and "job" not in facts.fetched:
-        return [Need("job", (environment, facts.pull.head_sha))]
+    if environment is not None and Fact.JOB not in facts.fetched:
+        return [Need(Fact.JOB, (environment, facts.pull.head_sha))]
     return [Reply(number, job_comments.status_body(facts.job, environment, facts.pull.head_sha), comment_id)]
 
 
@@ -136,7 +136,7 @@ def _train(command: Command, pull: Pull, comment_id: int, login: str, facts: Fac
     if wanted is not None and not head.startswith(wanted):
         return [_refuse(number, comment_id, login, "train", f"the head moved: you asked for {wanted[:12]}, the head "
                         f"is now {head[:7]}. Check the verdict on {head[:7]} and ask again.")]
-    if verdict is None or verdict.outcome not in ("pass", "fail"):
+    if verdict is None or verdict.outcome not in (Verdict.PASS, Verdict.FAIL):
         return [_refuse(number, comment_id, login, "train", f"there is no verdict on the head commit {head[:7]} yet.")]
     if verdict.head_sha != head:
         return [_refuse(number, comment_id, login, "train", f"the head moved since the verdict: the verdict is for "
@@ -145,7 +145,7 @@ def _train(command: Command, pull: Pull, comment_id: int, login: str, facts: Fac
     if verdict.base_ref != pull.base_ref:
         return [_refuse(number, comment_id, login, "train", f"the base branch changed since the verdict on "
                         f"{head[:7]}; push a commit to validate it against `{inline(pull.base_ref, 100)}` first.")]
-    if verdict.outcome != "pass" or verdict.environment is None:
+    if verdict.outcome != Verdict.PASS or verdict.environment is None:
         return [_refuse(number, comment_id, login, "train", f"the verdict on {head[:7]} is a fail; training needs a "
                         "pass.")]
     key = TrainKey(verdict.environment, head, pull.base_ref)

@@ -25,8 +25,8 @@ from bot import comment
 from bot.actions import Action, Ignore, Need, Publish
 from bot.commands import on_issue_comment
 from bot.comment import Context, inline
-from bot.model import Config, Facts, Pull
-from bot.sticky import LABEL_CAP, StickyState
+from bot.model import Config, Fact, Facts, Pull
+from bot.sticky import LABEL_CAP, StickyState, Verdict
 from taskpkg.changes import classify_changes
 
 PR_EVENTS = ("pull_request", "pull_request_target")
@@ -80,16 +80,16 @@ def on_workflow_run(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[
     head_sha, head_repo = run.get("head_sha") or "", (run.get("head_repository") or {}).get("full_name")
     if not SHA.match(head_sha) or not head_repo or not run.get("head_branch"):
         return [Ignore("the run has no head commit, repository or branch")]
-    if "pulls_by_head" not in facts.fetched:
-        return [Need("pulls_by_head", (head_repo, run["head_branch"]))]
+    if Fact.PULLS_BY_HEAD not in facts.fetched:
+        return [Need(Fact.PULLS_BY_HEAD, (head_repo, run["head_branch"]))]
     candidates = sorted(facts.pulls_by_head or [], key=lambda p: (p.head_sha != head_sha, not p.on_default_branch))
     pull = candidates[0] if candidates else None
     if pull is None:
         return [Ignore(f"no open pull request comes from {head_repo}:{run['head_branch']}")]
     if pull.head_sha != head_sha:
         return [Ignore(f"stale run: PR #{pull.number} moved to {pull.head_sha[:7]}, the run checked {head_sha[:7]}")]
-    missing: list[Action] = [Need(w, (pull.number,) if w != "report" else ())
-                             for w in ("files", "base_changes", "report") if w not in facts.fetched]
+    missing: list[Action] = [Need(w, (pull.number,) if w != Fact.REPORT else ())
+                             for w in (Fact.FILES, Fact.BASE_CHANGES, Fact.REPORT) if w not in facts.fetched]
     if missing:
         return missing
     state = (int(run.get("id") or 0), int(run.get("run_attempt") or 1))
@@ -119,7 +119,7 @@ def _assess(pull: Pull, candidates: list[Pull], run: dict[str, Any], facts: Fact
         return _error_notice(pull, ctx, state, f"the report says pass, but GitHub marked the validation run "
                              f"{inline(str(run.get('conclusion')), 40)}; only a successful run can pass",
                              "this validation run cannot give a verdict")
-    verdict = StickyState(pull.head_sha, pull.base_ref, "pass" if passed else "fail", name, *state,
+    verdict = StickyState(pull.head_sha, pull.base_ref, Verdict.PASS if passed else Verdict.FAIL, name, *state,
                           package.get("digest"))
     counts = package["counts"]
     description = (f"Arena check passed ({counts['warning']} warnings)" if passed
@@ -169,7 +169,7 @@ def _notice(pull: Pull, ctx: Context, state: StickyState, heading: str, paragrap
 
 
 def _base_notice(pull: Pull, ctx: Context, run: tuple[int, int], other: Pull | None) -> Publish:
-    state = StickyState(pull.head_sha, pull.base_ref, "scope", ctx.package, *run)
+    state = StickyState(pull.head_sha, pull.base_ref, Verdict.SCOPE, ctx.package, *run)
     default = f"`{inline(pull.default_branch, 100)}`"
     if other is None:
         why = (f"This pull request targets `{inline(pull.base_ref, 100)}`, not the default branch {default}. The "
@@ -184,7 +184,7 @@ def _base_notice(pull: Pull, ctx: Context, run: tuple[int, int], other: Pull | N
 
 
 def _scope_notice(pull: Pull, ctx: Context, run: tuple[int, int], name: str | None, outside: list[str]) -> Publish:
-    state = StickyState(pull.head_sha, pull.base_ref, "scope", name, *run)
+    state = StickyState(pull.head_sha, pull.base_ref, Verdict.SCOPE, name, *run)
     listed = "\n".join(f"- {inline(path, 200)}" for path in outside[:20])
     if len(outside) > 20:
         listed += f"\n- … and {len(outside) - 20} more"
@@ -199,7 +199,7 @@ def _scope_notice(pull: Pull, ctx: Context, run: tuple[int, int], name: str | No
 
 
 def _cap_notice(pull: Pull, ctx: Context, run: tuple[int, int], cfg: Config) -> Publish:
-    state = StickyState(pull.head_sha, pull.base_ref, "cap", ctx.package, *run)
+    state = StickyState(pull.head_sha, pull.base_ref, Verdict.CAP, ctx.package, *run)
     return _notice(pull, ctx, state, "⏸ Waiting: too many open pull requests", [
         f"The arena checks at most {cfg.max_open_prs_per_author} open pull requests per contributor at a time, and "
         f"{inline(pull.author, 40)} has more. Finish or close another one, then push to this branch (or close and "
@@ -209,7 +209,7 @@ def _cap_notice(pull: Pull, ctx: Context, run: tuple[int, int], cfg: Config) -> 
 
 def _error_notice(pull: Pull, ctx: Context, run: tuple[int, int], reason: str,
                   heading: str = "the validation report could not be read") -> Publish:
-    state = StickyState(pull.head_sha, pull.base_ref, "error", ctx.package, *run)
+    state = StickyState(pull.head_sha, pull.base_ref, Verdict.ERROR, ctx.package, *run)
     where = f"The [Actions run]({ctx.run_url}) has the details" if ctx.run_url else "The Actions run has the details"
     return _notice(pull, ctx, state, f"⚠️ No verdict: {heading}", [
         f"Reason: {reason}.", f"This is not a verdict on your environment. {where}; a maintainer can re-run the "
@@ -228,13 +228,13 @@ def on_pull_request(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[
     action, pr = payload.get("action"), payload.get("pull_request") or {}
     if action not in PR_ACTIONS:
         return [Ignore(f"pull_request {action!r} needs nothing")]
-    if "pull" not in facts.fetched:
-        return [Need("pull", (int(pr["number"]),))]
+    if Fact.PULL not in facts.fetched:
+        return [Need(Fact.PULL, (int(pr["number"]),))]
     pull = facts.pull
     if pull is None or pull.state != "open":
         return [Ignore("the pull request is not open")]
-    if "files" not in facts.fetched:
-        return [Need("files", (pull.number,))]
+    if Fact.FILES not in facts.fetched:
+        return [Need(Fact.FILES, (pull.number,))]
     name, outside = scope(facts.files or [])
     ctx = Context(cfg.server_url, cfg.repo, pull.head_sha, pull.head_label, name, cfg.run_url)
     if not pull.on_default_branch:
@@ -242,11 +242,11 @@ def on_pull_request(payload: dict[str, Any], facts: Facts, cfg: Config) -> list[
     if outside:
         return [_scope_notice(pull, ctx, (0, 0), name, outside)]
     if cfg.max_open_prs_per_author > 0:
-        if "author_open_prs" not in facts.fetched:
-            return [Need("author_open_prs", (pull.author,))]
+        if Fact.AUTHOR_OPEN_PRS not in facts.fetched:
+            return [Need(Fact.AUTHOR_OPEN_PRS, (pull.author,))]
         if (facts.author_open_prs or 0) > cfg.max_open_prs_per_author:
             return [_cap_notice(pull, ctx, (0, 0), cfg)]
-    state = StickyState(pull.head_sha, pull.base_ref, "pending", name)
+    state = StickyState(pull.head_sha, pull.base_ref, Verdict.PENDING, name)
     retargeted = action == "edited" and "base" in (payload.get("changes") or {})
     return [Publish(pull.number, comment.pending_body(state, ctx, retargeted), state, "Arena check running"
                     if not retargeted else "Waiting for a push to validate against the new base", cfg.run_url)]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import partial
+from typing import Any, Literal
 
 from bot import github_api, handoff, sticky, writes
 from bot.actions import (
@@ -35,13 +36,14 @@ from bot.actions import (
     RerunChecks,
 )
 from bot.markers import reply_marker
-from bot.model import Config, Facts, Pull
+from bot.model import Config, Fact, Facts, Pull
 from bot.report_input import ReportError, load_report
-from bot.sticky import ARENA_LABELS, LABEL_PASS, StickyState
+from bot.sticky import ARENA_LABELS, LABEL_PASS, StatusState, StickyState
 
 MAX_ROUNDS = 4  # plan → write → check; two racing runs settle within two rounds
-SETTLED = {"success": "Arena check passed", "failure": "Arena check failed: see the pull request's comment",
-           "pending": "Arena check pending", "error": "Arena check could not give a verdict"}
+SETTLED: dict[StatusState, str] = {
+    "success": "Arena check passed", "failure": "Arena check failed: see the pull request's comment",
+    "pending": "Arena check pending", "error": "Arena check could not give a verdict"}
 Log = Callable[..., None]  # log(message, warning=None): warning is an annotation title for the Actions log
 
 
@@ -59,34 +61,61 @@ class Run:
 
 def gather(run: Run, need: Need, facts: Facts) -> None:
     """Fetch one fact into facts."""
-    client, what, args = run.client, need.what, need.args
-    if what == "pull":
-        facts.pull = github_api.get_pull(client, *args)
-    elif what == "pulls_by_head":
-        facts.pulls_by_head = github_api.list_pulls_by_head(client, *args)
-    elif what == "files":
-        facts.files = github_api.list_changed_files(client, *args)
-    elif what == "comments":
-        facts.comments = github_api.list_issue_comments(client, *args)
-    elif what == "permission":
-        facts.permission = github_api.get_permission(client, *args)
-    elif what == "author_open_prs":
-        facts.author_open_prs = github_api.count_open_pulls_by(client, *args)
-    elif what == "base_changes":
-        facts.base_changes = github_api.list_base_changes(client, *args)
-    elif what == "job":
-        from bot.state_branch import BranchStore, branch_name
+    fetch = FETCHERS.get(need.what)
+    if fetch is None:
+        raise ValueError(f"unknown fact {need.what!r}")
+    fetch(run, facts, need.args)
+    facts.fetched.add(need.what)
 
-        stored = BranchStore(client, branch_name(run.env)).get(*args)
-        facts.job = stored.record if stored else None
-    elif what == "report":
-        try:
-            facts.report = load_report(run.env.get("ARENA_REPORT_DIR"))
-        except ReportError as exc:
-            facts.report_error = str(exc)
-    else:
-        raise ValueError(f"unknown fact {what!r}")
-    facts.fetched.add(what)
+
+def _pull(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    facts.pull = github_api.get_pull(run.client, *args)
+
+
+def _pulls_by_head(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    facts.pulls_by_head = github_api.list_pulls_by_head(run.client, *args)
+
+
+def _files(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    facts.files = github_api.list_changed_files(run.client, *args)
+
+
+def _comments(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    facts.comments = github_api.list_issue_comments(run.client, *args)
+
+
+def _permission(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    facts.permission = github_api.get_permission(run.client, *args)
+
+
+def _author_open_prs(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    facts.author_open_prs = github_api.count_open_pulls_by(run.client, *args)
+
+
+def _base_changes(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    facts.base_changes = github_api.list_base_changes(run.client, *args)
+
+
+def _job(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    from bot.state_branch import BranchStore, branch_name
+
+    stored = BranchStore(run.client, branch_name(run.env)).get(*args)
+    facts.job = stored.record if stored else None
+
+
+def _report(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
+    try:
+        facts.report = load_report(run.env.get("ARENA_REPORT_DIR"))
+    except ReportError as exc:
+        facts.report_error = str(exc)
+
+
+# How each fact a Need asks for is fetched into Facts: one entry per Fact (tests/test_bot_facts.py holds it).
+FETCHERS: dict[Fact, Callable[[Run, Facts, tuple[Any, ...]], None]] = {
+    Fact.PULL: _pull, Fact.PULLS_BY_HEAD: _pulls_by_head, Fact.FILES: _files, Fact.COMMENTS: _comments,
+    Fact.PERMISSION: _permission, Fact.AUTHOR_OPEN_PRS: _author_open_prs, Fact.BASE_CHANGES: _base_changes,
+    Fact.JOB: _job, Fact.REPORT: _report,
+}
 
 
 def execute(run: Run, actions: list[Action], facts: Facts) -> Pull | None:
@@ -120,7 +149,10 @@ def execute(run: Run, actions: list[Action], facts: Facts) -> Pull | None:
     return None
 
 
-def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tuple[str, Pull]:
+Published = Literal["written", "unchanged", "stale", "moved"]
+
+
+def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tuple[Published, Pull]:
     """Upsert the sticky with its labels and status (see the module docstring). Returns (outcome, the PR as last
     read): outcome is written, unchanged, stale or moved. strict=False (explaining a failure) writes the sticky even
     when lowering the labels or the status fails."""
@@ -130,8 +162,8 @@ def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tup
     pull = known[0] if known else github_api.get_pull(run.client, action.pr)
     state = action.state
     for _ in range(MAX_ROUNDS):
-        if "comments" not in facts.fetched:
-            gather(run, Need("comments", (action.pr,)), facts)
+        if Fact.COMMENTS not in facts.fetched:
+            gather(run, Need(Fact.COMMENTS, (action.pr,)), facts)
         chosen = sticky.plan(facts.comments or [], action.body, state, run.cfg.bot_login)
         if chosen.kind == "stale":
             if _fold(run, chosen, facts):
@@ -160,15 +192,15 @@ def publish(run: Run, action: Publish, facts: Facts, strict: bool = True) -> tup
             if not exc.ambiguous:
                 raise
             run.log(f"sticky comment: {exc}; reading it back before writing again")
-            facts.fetched.discard("comments")
+            facts.fetched.discard(Fact.COMMENTS)
             continue
         facts.pull = pull = github_api.get_pull(run.client, action.pr)
         if pull.state != "open" or not state.about(pull.head_sha, pull.base_ref):
             run.log(f"sticky comment: written, but the PR moved to {pull.head_sha[:7]} on {pull.base_ref}")
             return "moved", pull
-        facts.fetched.discard("comments")
+        facts.fetched.discard(Fact.COMMENTS)
         if chosen.kind == "create" or chosen.duplicates:
-            gather(run, Need("comments", (action.pr,)), facts)
+            gather(run, Need(Fact.COMMENTS, (action.pr,)), facts)
             if len(sticky.stickies(facts.comments or [], run.cfg.bot_login)) > 1:
                 run.log("sticky comment: another run created one too; folding into the oldest")
                 continue
@@ -189,7 +221,7 @@ def _fold(run: Run, chosen: sticky.Plan, facts: Facts) -> bool:
         github_api.edit_comment(run.client, chosen.comment_id, chosen.fold)
     for duplicate in chosen.duplicates:
         github_api.delete_comment(run.client, duplicate)
-    facts.fetched.discard("comments")
+    facts.fetched.discard(Fact.COMMENTS)
     run.log(f"sticky comment: folded {len(chosen.duplicates)} duplicate(s) into the oldest")
     return True
 

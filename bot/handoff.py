@@ -23,6 +23,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
+from typing import Literal
 
 from bot import comment, github_api, writes
 from bot.actions import AcceptCancel, AcceptTraining
@@ -33,7 +34,8 @@ SHA = re.compile(r"^[0-9a-f]{40}$")
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 NAME = re.compile(r"^[a-z0-9-]{1,64}$")
 VERSION = 1
-ACTIONS = ("train", "cancel")
+LaunchAction = Literal["train", "cancel"]  # an accepted `/arena train` or `/arena cancel`
+ACTIONS: tuple[LaunchAction, ...] = ("train", "cancel")
 
 
 class HandoffError(Exception):
@@ -52,7 +54,7 @@ class LaunchRequest:
     requested_by: str
     command_comment: int
     reply_comment: int
-    action: str = "train"  # or "cancel"
+    action: LaunchAction = "train"
     package_digest: str | None = None  # the verdict's digest of the package that passed
     author: str | None = None  # the pull request's author
 

@@ -8,8 +8,8 @@ maintainers only (`arena jobs logs NAME --phase P`).
 from __future__ import annotations
 
 from bot.comment import inline
-from launch.lifecycle import Decision
-from launch.state import JobRecord
+from launch.lifecycle import Asked, Decision
+from launch.state import JobRecord, JobState
 from scoring.ranking import Standing
 from scoring.results import ResultRecord
 
@@ -24,13 +24,13 @@ def launch_body(decision: Decision, environment: str, commit: str, status_hint: 
     record = decision.record
     subject = f"`environments/{inline(environment, 64)}` at commit {commit}"
     hint = " Comment `/arena status` for its state or `/arena cancel` to stop it." if status_hint else ""
-    if decision.outcome == "started" and record is not None:
+    if decision.outcome == Asked.STARTED and record is not None:
         return (f"**Training started** for {subject}: job {_job(record)}, attempt {record.attempt}. It runs the "
                 f"contamination gate, trains, then scores on the held-out suite; the results come here.{hint}")
-    if decision.outcome == "running" and record is not None:
+    if decision.outcome == Asked.RUNNING and record is not None:
         return (f"Training of {subject} is already {inline(record.state, 20)}: job {_job(record)}; nothing new was "
                 "started.")
-    if decision.outcome == "done" and record is not None:
+    if decision.outcome == Asked.DONE and record is not None:
         return (f"{subject} was already trained and scored (run `{inline(record.run_id or '?', 80)}`); nothing new "
                 "was started.")
     return (f"**Training was not started** for {subject}: {inline(decision.message, 600)}. Fix that and comment "
@@ -90,13 +90,14 @@ def _training_lines(record: ResultRecord) -> list[str]:
 
 def ended_body(record: JobRecord) -> str:
     """A job that ended without results: why, where maintainers read its output, and how to try again."""
-    what = {"failed": "failed", "cancelled": "was cancelled", "stale": "was stopped: the pull request moved on"}
+    what: dict[str, str] = {JobState.FAILED: "failed", JobState.CANCELLED: "was cancelled",
+                            JobState.STALE: "was stopped: the pull request moved on"}
     reason = inline(record.reason or "no reason given", 600)
     lines = [f"**Training job {_job(record)} {what.get(record.state, inline(record.state, 20))}** for "
              f"`environments/{inline(record.environment, 64)}` at {record.commit}: {reason}."]
     lines += ["", f"Its output stays private (it holds the package's own output); a maintainer can read it with "
               f"`arena jobs logs {inline(record.name, 63)} --phase train` (or `gate`, `score`)."]
-    again = ("comment `/arena train` to start it again" if record.state == "cancelled" else
+    again = ("comment `/arena train` to start it again" if record.state == JobState.CANCELLED else
              "push the fix, wait for the verdict on the new head, then comment `/arena train`")
     if (record.reason or "").startswith("stopped at its ceiling"):
         again = ("make the package cheaper to train (its limits, its verifier's time) and push, or ask a maintainer "

@@ -25,7 +25,7 @@ from launch.backends import Backend, BackendError, BackendJob
 from launch.budget import Budget
 from launch.ceiling import Ceiling
 from launch.spec import JobSpec
-from launch.state import JobRecord, Stored
+from launch.state import JobRecord, JobState, Stored
 from scoring.ranking import Standing, standings
 from scoring.results import ResultsError, accept_job_result, parse_record
 from scoring.verify import check_record
@@ -72,7 +72,7 @@ def launch(client: github_api.Client, request: LaunchRequest, backend: Backend, 
     spec = job_spec(request, env)
     decision = lifecycle.request(store, backend, spec, budget, environment, request.reply_comment,
                                  package_limits(client, spec, environment))
-    keep_key = decision.outcome != "refused"  # a refused request may be asked for again
+    keep_key = decision.outcome != lifecycle.Asked.REFUSED  # a refused request may be asked for again
     original = github_api.get_comment(client, request.reply_comment)
     head = (original.body.split("\n", 2)[:2] if original else [reply_marker(request.command_comment)])
     lines = head if keep_key else head[:1]
@@ -115,7 +115,7 @@ def poll(client: github_api.Client, cfg: Config, backend: Backend, store: Branch
         after = change.after
         summary.moved.append(f"{after.name}: {change.before.state} -> {after.state}")
         log(summary.moved[-1])
-        if after.state in ("failed", "cancelled", "stale") and after.pr:
+        if after.state in (JobState.FAILED, JobState.CANCELLED, JobState.STALE) and after.pr:
             _tell_ended(client, cfg, after, log)
     return summary
 
@@ -138,7 +138,7 @@ def _stop_stale(client: github_api.Client, cfg: Config, backend: Backend, store:
         if state != "open" or head != record.commit:
             why = "the pull request was closed" if state != "open" else f"the pull request moved to {head[:12]}"
             job = found.get(record.name)
-            stopped = lifecycle.cancel(store, backend, record.environment, record.commit, "stale", why,
+            stopped = lifecycle.cancel(store, backend, record.environment, record.commit, JobState.STALE, why,
                                        job.gpu_hours if job else record.gpu_hours)
             log(f"{record.name}: stale ({why})")
             if stopped is not None:
@@ -160,7 +160,7 @@ def _accept(client: github_api.Client, cfg: Config, backend: Backend, store: Bra
     except (BackendError, result_block.ResultBlockError, ResultsError) as exc:
         summary.problems.append(f"{record.name}: results not accepted: {exc}")
         log(summary.problems[-1])
-        return record.moved_to("failed", reason=f"its results were not accepted: {exc}")
+        return record.moved_to(JobState.FAILED, reason=f"its results were not accepted: {exc}")
     if store.put_result(parsed.environment, parsed.run_id, data, items):
         summary.published.append(parsed.run_id)
     comment_id = record.results_comment

@@ -43,7 +43,7 @@ from bot.comment import inline, neutralise
 from bot.events import SHA, decide, failure_notice, refresh_event
 from bot.execute import Run, execute, gather, publish
 from bot.markers import reply_marker
-from bot.model import Config, Facts, Pull
+from bot.model import Config, Fact, Facts, Pull
 from bot.state_branch import BranchStore, branch_name
 from validators.render_github import escape_data
 
@@ -98,7 +98,7 @@ def run(env: Mapping[str, str], launcher: handoff.Launcher | None = None) -> int
             if moved is None:
                 return 0
             event, payload = refresh_event(moved)
-            facts = Facts(pull=moved, fetched={"pull"})
+            facts = Facts(pull=moved, fetched={Fact.PULL})
         raise RuntimeError(f"the pull request kept moving while the bot wrote ({MAX_REFRESHES} refreshes)")
     except Exception as exc:  # a bot failure must still leave an explanation on the PR
         error(f"{type(exc).__name__}: {exc}")
@@ -135,7 +135,7 @@ def explain(bot: Run, event: str, payload: dict[str, Any], facts: Facts, exc: Ex
             return False
         run = payload.get("workflow_run") or {}
         state = (int(run.get("id") or 0), int(run.get("run_attempt") or 1)) if run else (0, 0)
-        facts.fetched.discard("comments")
+        facts.fetched.discard(Fact.COMMENTS)
         publish(bot, failure_notice(pull, cfg, state, reason), facts, strict=False)
         return True
     except Exception as second:  # GitHub itself is failing: the ::error line is all that is left

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -64,6 +65,20 @@ class Config:
         return f"{self.server_url}/{self.repo}/pull/{pr}#issuecomment-{comment_id}"
 
 
+class Fact(StrEnum):
+    """A fact the bot can fetch (a Need's `what`); each value names the field of Facts it fills."""
+
+    PULL = "pull"  # the pull request, by number
+    PULLS_BY_HEAD = "pulls_by_head"  # the open pull requests of (head repository, branch)
+    FILES = "files"  # the pull request's changed files
+    COMMENTS = "comments"  # the pull request's comments
+    PERMISSION = "permission"  # a user's permission on the repository
+    AUTHOR_OPEN_PRS = "author_open_prs"  # how many pull requests a user has open
+    BASE_CHANGES = "base_changes"  # the files the base branch changed since the pull request forked
+    REPORT = "report"  # the check report in the workflow run's artifact
+    JOB = "job"  # the training job record of (environment, commit)
+
+
 @dataclass
 class Facts:
     """What the bot learned from the API (and the artifact) before deciding; None where not asked for."""
@@ -78,4 +93,4 @@ class Facts:
     pulls_by_head: list[Pull] | None = None
     base_changes: list[str] | None = None
     job: JobRecord | None = None  # the job record of the PR's environment at its head, when asked for
-    fetched: set[str] = field(default_factory=set)
+    fetched: set[Fact] = field(default_factory=set)

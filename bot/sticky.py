@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from enum import StrEnum
+from typing import Literal
 
 from bot.markers import MARKER, decode_ref, encode_ref, is_ours
 from bot.model import Comment
@@ -19,9 +21,25 @@ from bot.model import Comment
 LABEL_PASS, LABEL_FAIL = "arena: checks passed", "arena: checks failed"
 LABEL_SCOPE, LABEL_CAP = "arena: needs-maintainer", "arena: too-many-open-prs"
 ARENA_LABELS = (LABEL_PASS, LABEL_FAIL, LABEL_SCOPE, LABEL_CAP)
-# outcome -> (the arena labels the PR carries, the arena/check status state on the head)
-OUTCOMES = {"pending": ((), "pending"), "pass": ((LABEL_PASS,), "success"), "fail": ((LABEL_FAIL,), "failure"),
-            "error": ((), "error"), "scope": ((LABEL_SCOPE,), "failure"), "cap": ((LABEL_CAP,), "failure")}
+StatusState = Literal["pending", "success", "failure", "error"]  # a GitHub commit status's state
+
+
+class Verdict(StrEnum):
+    """What the sticky says about the PR's head (its state line's `outcome`)."""
+
+    PENDING = "pending"  # validation has not reported yet
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"  # no verdict could be given (an untrusted or broken run, a bot failure)
+    SCOPE = "scope"  # the PR changes more than one environment, or files outside environments/: a maintainer's call
+    CAP = "cap"  # the author has too many open pull requests
+
+
+# verdict -> (the arena labels the PR carries, the arena/check status state on the head)
+OUTCOMES: dict[Verdict, tuple[tuple[str, ...], StatusState]] = {
+    Verdict.PENDING: ((), "pending"), Verdict.PASS: ((LABEL_PASS,), "success"),
+    Verdict.FAIL: ((LABEL_FAIL,), "failure"), Verdict.ERROR: ((), "error"), Verdict.SCOPE: ((LABEL_SCOPE,), "failure"),
+    Verdict.CAP: ((LABEL_CAP,), "failure")}
 _STATE = re.compile(r"<!-- posttrain-arena:state head=([0-9a-f]{40}) base=(\S{1,300}) env=([a-z0-9-]{1,64}|-) "
                     rf"run=(\d{{1,20}})\.(\d{{1,6}}) outcome=({'|'.join(OUTCOMES)})(?: digest=([0-9a-f]{{64}}))? -->")
 
@@ -33,7 +51,7 @@ class StickyState:
 
     head_sha: str
     base_ref: str
-    outcome: str
+    outcome: Verdict
     environment: str | None = None
     run_id: int = 0
     run_attempt: int = 0
@@ -51,7 +69,7 @@ class StickyState:
         return OUTCOMES[self.outcome][0]
 
     @property
-    def status(self) -> str:
+    def status(self) -> StatusState:
         return OUTCOMES[self.outcome][1]
 
     def about(self, head_sha: str, base_ref: str) -> bool:
@@ -63,7 +81,7 @@ class Plan:
     """What to do with the sticky comment: create, edit, unchanged or stale; and duplicates to delete. A stale plan
     with duplicates carries `fold`: the newest body among the stickies, which the kept (oldest) one must hold."""
 
-    kind: str
+    kind: Literal["create", "edit", "unchanged", "stale"]
     comment_id: int | None = None
     duplicates: tuple[int, ...] = ()
     fold: str | None = None
@@ -78,7 +96,7 @@ def parse_state(body: str) -> StickyState | None:
     if match is None:
         return None
     head, base, env, run, attempt, outcome, digest = match.groups()
-    return StickyState(head, decode_ref(base), outcome, None if env == "-" else env, int(run), int(attempt),
+    return StickyState(head, decode_ref(base), Verdict(outcome), None if env == "-" else env, int(run), int(attempt),
                        f"sha256:{digest}" if digest else None)
 
 

@@ -15,11 +15,22 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 from estimates import binomial
 from estimates.groups import has_signal, judged, passes
 
-REFUSE, GO, INCONCLUSIVE, CONTINUE = "refuse", "go", "inconclusive", "continue"
+
+class Decision(StrEnum):
+    """What a look at the pre-flight's groups decides (the report's `verdict.decision`)."""
+
+    REFUSE = "refuse"  # the signal-carrying share is surely below the threshold: training would teach nothing
+    GO = "go"  # it is surely at least the threshold: train
+    INCONCLUSIVE = "inconclusive"  # the last look, and neither bound decides: train
+    CONTINUE = "continue"  # neither bound decides yet: look at more instances
+
+
+REFUSE, GO, INCONCLUSIVE, CONTINUE = Decision.REFUSE, Decision.GO, Decision.INCONCLUSIVE, Decision.CONTINUE
 
 
 @dataclass(frozen=True)
@@ -41,7 +52,7 @@ class SignalTest:
 class SignalVerdict:
     """What the groups so far say: the decision, the counts and the bounds on the signal-carrying share."""
 
-    decision: str
+    decision: Decision
     groups: int
     with_signal: int
     low: float

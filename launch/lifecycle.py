@@ -15,23 +15,33 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
+from enum import StrEnum
 from pathlib import Path
 
 from launch import ceiling
-from launch.backends import Backend, BackendError, BackendJob
+from launch.backends import RECOVERING, Backend, BackendError, BackendJob
 from launch.budget import Budget
 from launch.spec import JobSpec
-from launch.state import Conflict, JobRecord, JobStore, Stored
+from launch.state import Conflict, JobRecord, JobState, JobStore, Stored
 
 LAUNCH_GRACE = timedelta(minutes=15)  # a queued record whose job the backend does not know, after this: failed
 MAX_RACES = 5
 
 
+class Asked(StrEnum):
+    """What a request for a job came to."""
+
+    STARTED = "started"
+    RUNNING = "running"  # one is already queued or running
+    DONE = "done"  # one already succeeded
+    REFUSED = "refused"  # over its ceiling or the budget, or the launch failed
+
+
 @dataclass(frozen=True)
 class Decision:
-    """What a request came to: started, already running, already done, or refused (with why)."""
+    """What a request came to (`outcome`), the job's record and a line that says why."""
 
-    outcome: str  # started | running | done | refused
+    outcome: Asked
     record: JobRecord | None
     message: str
 
@@ -46,14 +56,14 @@ def request(store: JobStore, backend: Backend, spec: JobSpec, budget: Budget, en
     for _ in range(MAX_RACES):
         stored = store.get(spec.environment, spec.commit)
         if stored is not None and stored.record.active:
-            return Decision("running", stored.record, f"job {stored.record.name} is already {stored.record.state}")
-        if stored is not None and stored.record.state == "succeeded":
+            return Decision(Asked.RUNNING, stored.record, f"job {stored.record.name} is already {stored.record.state}")
+        if stored is not None and stored.record.state == JobState.SUCCEEDED:
             run = f" (run {stored.record.run_id})" if stored.record.run_id else ""
-            return Decision("done", stored.record, f"{spec.environment} at {spec.commit[:12]} was already scored"
+            return Decision(Asked.DONE, stored.record, f"{spec.environment} at {spec.commit[:12]} was already scored"
                             f"{run}; job {stored.record.name}")
         refusal = too_much or budget.refusal((s.record for s in store.all()), needs=spec.max_gpu_hours)
         if refusal:
-            return Decision("refused", stored.record if stored else None, refusal)
+            return Decision(Asked.REFUSED, stored.record if stored else None, refusal)
         attempt_spec = replace(spec, attempt=stored.record.attempt + 1) if stored else spec
         record = JobRecord.new(attempt_spec, backend.name, reply_comment)
         try:
@@ -69,11 +79,11 @@ def _launch(store: JobStore, backend: Backend, claimed: Stored, spec: JobSpec,
     try:
         job_id = backend.launch(spec, environment)
     except BackendError as exc:
-        failed = claimed.record.moved_to("failed", reason=f"the launch failed: {exc}")
+        failed = claimed.record.moved_to(JobState.FAILED, reason=f"the launch failed: {exc}")
         _swap(store, claimed, failed)
-        return Decision("refused", failed, f"the launch failed: {exc}")
-    running = claimed.record.moved_to("running", backend_job=job_id)
-    return Decision("started", _swap(store, claimed, running).record, f"job {spec.name} started ({backend.name} "
+        return Decision(Asked.REFUSED, failed, f"the launch failed: {exc}")
+    running = claimed.record.moved_to(JobState.RUNNING, backend_job=job_id)
+    return Decision(Asked.STARTED, _swap(store, claimed, running).record, f"job {spec.name} started ({backend.name} "
                     f"job {job_id})")
 
 
@@ -118,7 +128,7 @@ def refresh(store: JobStore, backend: Backend, now: datetime | None = None,
         after = _over_ceiling(backend, stored.record, job) or _next_state(stored.record, job, now)
         if after is None:
             continue
-        if after.state == "succeeded" and on_finished is not None:
+        if after.state == JobState.SUCCEEDED and on_finished is not None:
             after = on_finished(after, jobs[stored.record.name])
         written = _swap(store, stored, after)
         changes.append(Change(stored.record, written.record, written))
@@ -134,7 +144,7 @@ def _over_ceiling(backend: Backend, record: JobRecord, job: BackendJob | None) -
     if reason is None:
         return None
     backend.cancel([job.id])
-    return record.moved_to("cancelled", reason=reason, backend_job=job.id,
+    return record.moved_to(JobState.CANCELLED, reason=reason, backend_job=job.id,
                            gpu_hours=max(record.gpu_hours, job.gpu_hours))
 
 
@@ -142,10 +152,10 @@ def _next_state(record: JobRecord, job: BackendJob | None, now: datetime) -> Job
     if job is None:
         requested = datetime.strptime(record.updated_at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
         if now - requested > LAUNCH_GRACE:
-            return record.moved_to("failed", reason=f"the backend has no job named {record.name}: the launch never "
-                                   "started; ask again")
+            return record.moved_to(JobState.FAILED, reason=f"the backend has no job named {record.name}: the launch "
+                                   "never started; ask again")
         return None
-    state = {"recovering": "running"}.get(job.state, job.state)
+    state = JobState.RUNNING if job.state == RECOVERING else job.state
     changes: dict = {}
     if record.backend_job != job.id:
         changes["backend_job"] = job.id  # a launch whose record was not written (a crash in between), adopted
@@ -158,7 +168,7 @@ def _next_state(record: JobRecord, job: BackendJob | None, now: datetime) -> Job
     return record.moved_to(state, **changes)
 
 
-def cancel(store: JobStore, backend: Backend, environment: str, commit: str, state: str = "cancelled",
+def cancel(store: JobStore, backend: Backend, environment: str, commit: str, state: JobState = JobState.CANCELLED,
            reason: str = "cancelled", spent: float | None = None) -> JobRecord | None:
     """Stop an active job and record why (cancelled, or stale after a new push) with what it spent (`spent`, the
     backend's word when the caller just asked it, else asked once more); None when none is active."""

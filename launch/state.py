@@ -20,6 +20,7 @@ import re
 import time
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -28,8 +29,21 @@ from taskpkg.atomic_files import write_text_atomic
 from taskpkg.scaffold import NAME_PATTERN
 
 JOB_VERSION = 1
-STATES = ("queued", "running", "succeeded", "failed", "cancelled", "stale")
-ACTIVE_STATES = frozenset({"queued", "running"})
+
+
+class JobState(StrEnum):
+    """Where a job stands: a record's `state` (the value is what the JSON file holds)."""
+
+    QUEUED = "queued"  # recorded before the launch; the backend may not have started it yet
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"  # finished, and its results accepted
+    FAILED = "failed"
+    CANCELLED = "cancelled"  # stopped by a maintainer or at its ceiling
+    STALE = "stale"  # stopped because the pull request moved on
+
+
+STATES = tuple(JobState)
+ACTIVE_STATES = frozenset({JobState.QUEUED, JobState.RUNNING})
 BACKENDS = ("skypilot", "local")
 MAX_RECORD_BYTES = 64 * 1024
 TIMESTAMP = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:.]+(Z|[+-][0-9]{2}:[0-9]{2})$")
@@ -75,7 +89,7 @@ class JobRecord:
         return JobSpec.from_json(self.spec) if self.spec else None
 
     def moved_to(self, state: str, **changes: Any) -> JobRecord:
-        """The record in a new state, stamped now."""
+        """The record in a new state (a JobState; RecordError for any other word), stamped now."""
         if state not in STATES:
             raise RecordError(f"state: {state!r} is not one of {', '.join(STATES)}")
         return replace(self, state=state, updated_at=now_iso(), **changes)
@@ -90,7 +104,7 @@ class JobRecord:
     def new(cls, spec: JobSpec, backend: str, reply_comment: int | None = None) -> JobRecord:
         """A queued record for a job about to be launched."""
         stamp = now_iso()
-        return cls(spec.environment, spec.commit, "queued", backend, spec.requested_by, stamp, stamp, spec.pr,
+        return cls(spec.environment, spec.commit, JobState.QUEUED, backend, spec.requested_by, stamp, stamp, spec.pr,
                    spec.name, spec.attempt, spec=spec.to_json(), reply_comment=reply_comment)
 
 

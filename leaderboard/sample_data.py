@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from launch.state import STATES
 from scoring.record import PairedItem, RunInfo, Settings, SuiteInfo, TrainingSummary, build_run
 from scoring.results import parse_time
 from taskpkg.domains import DOMAINS
@@ -223,12 +224,11 @@ def write_sample_set(root: Path, environments: int, records: int, *, packages: b
                           ("New Contributor", "new-contributor"), sample_body(rng, f"Unscored {name}"))
     jobs_dir = root / "jobs" if jobs else None
     if jobs_dir is not None:
-        states = ("queued", "running", "succeeded", "failed", "cancelled", "stale")
         for index in range(jobs):
             name = names[index % len(names)]
             commit = _hex(name, "job", index, length=40)
             job = {"job_version": 1, "environment": name, "commit": commit, "pr": 100 + index,
-                   "state": states[index % len(states)], "backend": "skypilot" if index % 2 else "local",
+                   "state": STATES[index % len(STATES)], "backend": "skypilot" if index % 2 else "local",
                    "requested_by": rng.choice(LOGINS), "requested_at": _timestamp(index, 60),
                    "updated_at": _timestamp(index, 90)}
             path = jobs_dir / name / f"{commit}.json"

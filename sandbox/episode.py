@@ -22,7 +22,7 @@ from sandbox.engine import connect, labels, new_session_id
 from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.instances import generate, root_channel, scenes_for
 from sandbox.layout import WORKSPACE
-from sandbox.outcomes import EpisodeResult, InitialState
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState
 from sandbox.session import EpisodeSession
 from sandbox.verification import verify_into
 from sandbox.workspace_files import WorkspaceFile
@@ -103,7 +103,7 @@ class Sandbox:
         """Verify an untouched instance: the episode of an agent that does nothing, without running one. With
         `files`, they are written into its /workspace first (over what is there): the episode of an agent that wrote
         exactly them, verified without a container of its own."""
-        result = EpisodeResult(package.name, initial.instance, agent_name, outcome="scored",
+        result = EpisodeResult(package.name, initial.instance, agent_name, outcome=EpisodeOutcome.SCORED,
                                prompt_values=initial.prompt_values)
         started = time.perf_counter()
         made: list[str] = []

@@ -3,23 +3,54 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Literal
 
 from sandbox.agent_interface import Transcript
+
+LimitHit = Literal["storage", "time", "turns", "tokens"]  # the limit that ended an episode early
+
+
+class EpisodeOutcome(StrEnum):
+    """How an episode ended. The one rule for what each outcome is worth, used alike by training's reward
+    (training.environment.reward_of), held-out scoring (scoring.evaluation) and the learnability pre-flight and
+    in-domain lift (training.evaluate): see `worth`."""
+
+    SCORED = "scored"  # the verifier judged the final state: its reward
+    VERIFIER_ERROR = "verifier_error"  # the verifier broke on the final state: nothing judged
+    SETUP_ERROR = "setup_error"  # the instance could not be made: the agent never acted, nothing judged
+    AGENT_ERROR = "agent_error"  # the agent program itself broke (not a bad action): nothing judged
+    LIMIT_EXCEEDED = "limit_exceeded"  # the agent's files outgrew limits.storage_mb: stopped, not verified, worth 0
+    SKIPPED = "skipped"  # validation only: an answer probe with nothing to submit was not played
+
+    @property
+    def judged(self) -> bool:
+        """Whether the episode counts toward a reward: scored, or stopped at the storage limit (which wins nothing)."""
+        return self in (EpisodeOutcome.SCORED, EpisodeOutcome.LIMIT_EXCEEDED)
+
+    def worth(self, reward: float | None) -> float | None:
+        """What the episode is worth in training, scoring and the pre-flight: the verifier's `reward` when scored, 0
+        when the agent broke the storage limit (a broken limit is a failure of the agent, never a free pass, in all
+        three alike), None when nothing was judged (a verifier, setup or agent error: the caller retries, stops or
+        leaves it out)."""
+        if self is EpisodeOutcome.SCORED:
+            return reward
+        return 0.0 if self is EpisodeOutcome.LIMIT_EXCEEDED else None
 
 
 @dataclass
 class EpisodeResult:
-    """Everything about one episode. `outcome` is scored, verifier_error, setup_error, agent_error or limit_exceeded
-    (the agent's files outgrew limits.storage_mb: stopped, not verified)."""
+    """Everything about one episode: how it ended (`outcome`), the verifier's reward when scored, what went wrong
+    otherwise, and what the agent did."""
 
     package: str
     instance: int
     agent: str
-    outcome: str
+    outcome: EpisodeOutcome
     reward: float | None = None
     details: dict | None = None
     error: str | None = None
-    limit_hit: str | None = None
+    limit_hit: LimitHit | None = None
     prompt_values: dict = field(default_factory=dict)
     unfilled: list[str] = field(default_factory=list)  # setup failed: the prompt's keys the generator did not print
     transcript: Transcript = field(default_factory=Transcript)
@@ -28,6 +59,9 @@ class EpisodeResult:
     conversation: list[dict] = field(default_factory=list)  # a model agent's messages, for people (never verified)
     initial_files: dict | None = None  # /workspace after setup and at the end, where the driver asked to keep them
     final_files: dict | None = None  # (path -> sandbox.workspace_files.WorkspaceFile; None when not kept)
+
+    def __post_init__(self) -> None:
+        self.outcome = EpisodeOutcome(self.outcome)  # one given by its value ("scored") becomes the member
 
 
 @dataclass(frozen=True)

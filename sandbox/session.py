@@ -33,7 +33,7 @@ from sandbox.instances import (
     write_as_root,
 )
 from sandbox.layout import AGENT_USER, WORKSPACE
-from sandbox.outcomes import EpisodeResult, InitialState
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState, LimitHit
 from sandbox.storage import StorageWatch
 from sandbox.verification import verify_into
 from sandbox.workspace_files import read_workspace
@@ -78,7 +78,7 @@ class EpisodeSession:
         self._verifier_command = verifier_command  # validation's traced verifier run (sandbox.verification)
         self._keep_files = keep_files
         self.package = package
-        self.result = EpisodeResult(package.name, instance, agent_name, outcome="scored")
+        self.result = EpisodeResult(package.name, instance, agent_name, outcome=EpisodeOutcome.SCORED)
         self._provision = provision or {}
         self._start_from = start_from
         self._share_initial = share_initial
@@ -119,7 +119,7 @@ class EpisodeSession:
         try:
             self._scenes = self._set_up()
         except SetupError as exc:
-            self.result.outcome, self.result.error = "setup_error", str(exc)
+            self.result.outcome, self.result.error = EpisodeOutcome.SETUP_ERROR, str(exc)
             if isinstance(exc, PromptValueMissing):
                 self.result.unfilled = [u.key for u in self.package.unfilled(self.result.prompt_values)]
             self._ended = True
@@ -165,7 +165,7 @@ class EpisodeSession:
             return float(self.package.limits.agent_timeout_s) if self._channel is not None else 0.0
         return max(0.0, self._deadline - time.monotonic())
 
-    def end(self, limit_hit: str | None = None) -> None:
+    def end(self, limit_hit: LimitHit | None = None) -> None:
         """The agent is done (a model that answered without calling a tool), or the driver stopped it at a limit of
         its own (`limit_hit`, such as "time" or "tokens"). finish() verifies the state as it is."""
         if limit_hit:
@@ -174,7 +174,7 @@ class EpisodeSession:
 
     def fail(self, reason: str) -> None:
         """The agent itself broke (a crash, not a bad action): record agent_error and end the episode."""
-        self.result.outcome, self.result.error = "agent_error", reason
+        self.result.outcome, self.result.error = EpisodeOutcome.AGENT_ERROR, reason
         self._ended = True
 
     def step(self, action: Action) -> Observation:
@@ -204,7 +204,7 @@ class EpisodeSession:
             return self.result
         try:
             self._ended = True
-            if self.result.outcome == "scored" and self._container is not None:
+            if self.result.outcome == EpisodeOutcome.SCORED and self._container is not None:
                 self._stop_acting()
                 if self._storage_exceeded():
                     return self.result
@@ -243,7 +243,7 @@ class EpisodeSession:
         return Observation(scene, after.result if after else None, after.error if after else None,
                            self._scene_turns, self.seconds_left)
 
-    def _end_by_limit(self, which: str) -> Observation:
+    def _end_by_limit(self, which: LimitHit) -> Observation:
         self.result.limit_hit = self.result.limit_hit or which
         self._ended = True
         return Observation(None, None, f"the episode's {which} limit was reached", max(0, self._turns_left),
@@ -332,7 +332,7 @@ class EpisodeSession:
     def _storage_exceeded(self) -> bool:
         watch = self._stopped_watch
         if isinstance(watch, StorageWatch) and watch.check():
-            self.result.limit_hit, self.result.outcome = "storage", "limit_exceeded"
+            self.result.limit_hit, self.result.outcome = "storage", EpisodeOutcome.LIMIT_EXCEEDED
             self.result.error = (f"the agent's files grew past limits.storage_mb ({self.package.limits.storage_mb} "
                                  f"MiB) to {watch.exceeded_bytes // 2**20} MiB; the episode was stopped and not "
                                  "verified")

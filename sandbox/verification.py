@@ -18,7 +18,7 @@ from docker.models.containers import Container
 from sandbox.channel import DEFAULT_PATH, script_source
 from sandbox.containers import Tracker, create_container, folder_files
 from sandbox.layout import OUTPUT, VERIFIER, VERIFIER_DIR, WORKSPACE
-from sandbox.outcomes import EpisodeResult
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from sandbox.reward import MAX_REWARD_BYTES, Reward, VerifierError, parse_reward
 from sandbox.streams import STDERR, MultiplexedSocket
 from sandbox.workspace_files import WorkspaceFile, workspace_archive
@@ -69,7 +69,7 @@ def verify_into(result: EpisodeResult, tracker: Tracker, session: str, snapshot:
         reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made, command, files)
         result.reward, result.details = reward.value, reward.details
     except VerifierError as exc:
-        result.outcome, result.error = "verifier_error", str(exc)
+        result.outcome, result.error = EpisodeOutcome.VERIFIER_ERROR, str(exc)
 
 
 def _verifier_request(package: TaskPackage, command: list[str] | None = None) -> bytes:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
+from typing import Literal, get_args
 
 import numpy as np
 
@@ -42,6 +43,8 @@ from scoring.suite import Suite
 from scoring.text_hashes import EMPTY, PAIR_GAP, content_pairs, distinct, runs_within, words_of
 from taskpkg.model import TaskPackage
 
+GateVerdict = Literal["pass", "flagged"]  # the gate's public verdict, and all it ever says
+GATE_VERDICTS: tuple[GateVerdict, ...] = get_args(GateVerdict)
 NGRAM = 13
 CODE_GRAM = 20
 MIN_EXACT_TOKENS = 8
@@ -106,7 +109,7 @@ class GateResult:
         return {kind: len(pairs) for kind, pairs in found.items()}
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> GateVerdict:
         """pass, or flagged when anything matched."""
         return "flagged" if self.matches else "pass"
 

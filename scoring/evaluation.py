@@ -31,12 +31,12 @@ from agents.chat import ChatSettings, run_chat_episode
 from agents.render import RenderLimits
 from agents.tools import ToolSettings
 from sandbox.episode import Sandbox
+from sandbox.outcomes import EpisodeOutcome
 from scoring.record import ArmErrors, PairedItem
 from scoring.suite import Suite, SuiteItem
 
 HARNESS_VERSION = "agents-chat-1"  # bump when the prompts, tools or tool-result text change
 CACHE_VARIABLE = "ARENA_SCORE_CACHE"
-JUDGED = ("scored", "limit_exceeded")
 CONCURRENCY = 2  # episodes played at once: one generates while the other's sandbox starts or verifies
 RETRIES = 2  # an episode whose verifier errored is played again with the same seed up to this many times
 BASE_ERROR = "base_error"  # why an item is excluded: its base arm still errored after every retry
@@ -160,11 +160,10 @@ def play_arm(sandbox: Sandbox, suite: Suite, items: Sequence[SuiteItem], arm: st
     def once(item: SuiteItem, k: int, attempt: int) -> Outcome:
         session = sandbox.open_episode(packages[item.package], item.instance, f"{arm}:{backend.name}")
         result = run_chat_episode(session, backend, chat_settings(profile, sample_seed(item.id, k)))
-        if result.outcome == "agent_error":
+        if result.outcome == EpisodeOutcome.AGENT_ERROR:  # the harness broke, not the model: the run stops
             raise EvaluationFailed(f"{arm} arm, item {item.id}: {result.error}")
-        judged = result.outcome in JUDGED
-        return Outcome(arm, item.id, k, (result.reward or 0.0) if judged else None, result.outcome,
-                       None if judged else (result.error or "")[:300], attempt)
+        return Outcome(arm, item.id, k, result.outcome.worth(result.reward), result.outcome,
+                       None if result.outcome.judged else (result.error or "")[:300], attempt)
 
     def play(job: tuple[SuiteItem, int]) -> Outcome:
         outcome = with_retries(lambda attempt: once(*job, attempt))

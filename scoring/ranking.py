@@ -37,15 +37,14 @@ import json
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
 import numpy as np
 
 from scoring.items import ItemScores
 from scoring.results import ResultRecord, comparable_key
 from scoring.statistics import (
-    HURTS,
-    IMPROVES,
-    NO_CHANGE,
+    Verdict,
     benjamini_hochberg,
     draw_units,
     make_layout,
@@ -60,8 +59,18 @@ RANK_RESAMPLES = 2_000
 RANK_SEED = 0
 PAIRWISE_LIMIT = 1_000
 UNPINNED = ("", "unpinned", "latest", "main")
-INCOMPLETE, UNTESTED, FLAGGED, SUPERSEDED = "incomplete", "untested", "flagged", "superseded"
-UNPINNED_REASON, INCOMPARABLE = "unpinned", "incomparable"
+
+
+class Unranked(StrEnum):
+    """Why a record is not ranked (a Standing's `reason`); the first two are also its verdict."""
+
+    INCOMPLETE = "incomplete"  # some held-out items were not scored
+    UNTESTED = "untested"  # no per-item scores to test it with (a version-1 record, or its items file missing)
+    FLAGGED = "flagged"  # the contamination gate flagged it
+    SUPERSEDED = "superseded"  # a newer run of its environment stands for it
+    UNPINNED = "unpinned"  # its base model's revision is not pinned
+    INCOMPARABLE = "incomparable"  # it scored other items than the rest of its group
+
 
 
 @dataclass(frozen=True)
@@ -72,11 +81,11 @@ class Standing:
     environment: str
     rank: int | None
     rank_interval: tuple[int, int] | None
-    verdict: str  # improves | no_detectable_change | hurts | incomplete | untested
+    verdict: Verdict | Unranked  # improves, no_detectable_change or hurts; else incomplete or untested
     q_value: float | None
     group: tuple
     superseded: bool
-    reason: str | None = None  # why it is not ranked (None: ranked)
+    reason: Unranked | None = None  # why it is not ranked (None: ranked)
 
 
 def standings(records: Sequence[ResultRecord], items: Mapping[str, ItemScores] | None = None) -> dict[str, Standing]:
@@ -91,7 +100,7 @@ def standings(records: Sequence[ResultRecord], items: Mapping[str, ItemScores] |
     groups: dict[tuple, list[ResultRecord]] = defaultdict(list)
     for record in records:
         superseded = newest[record.environment] is not record
-        reason = SUPERSEDED if superseded else unranked_reason(record, record.run_id in items)
+        reason = Unranked.SUPERSEDED if superseded else unranked_reason(record, record.run_id in items)
         if reason is None:
             groups[comparable_key(record)].append(record)
         else:
@@ -101,22 +110,22 @@ def standings(records: Sequence[ResultRecord], items: Mapping[str, ItemScores] |
     return out
 
 
-def unranked_reason(record: ResultRecord, has_items: bool) -> str | None:
+def unranked_reason(record: ResultRecord, has_items: bool) -> Unranked | None:
     """Why a current record cannot be ranked, or None when it can."""
     if not record.complete:
-        return INCOMPLETE
+        return Unranked.INCOMPLETE
     if record.version != 2 or record.macro_interval is None or record.p_value is None or not has_items:
-        return UNTESTED
+        return Unranked.UNTESTED
     if record.contamination == "flagged":
-        return FLAGGED
+        return Unranked.FLAGGED
     if (record.base_revision or "").strip().lower() in UNPINNED:
-        return UNPINNED_REASON
+        return Unranked.UNPINNED
     return None
 
 
-def _unranked(record: ResultRecord, reason: str, superseded: bool) -> Standing:
-    verdict = reason if reason in (INCOMPLETE, UNTESTED) else interval_verdict(record.macro_interval) \
-        if record.macro_interval else UNTESTED
+def _unranked(record: ResultRecord, reason: Unranked, superseded: bool) -> Standing:
+    verdict: Verdict | Unranked = reason if reason in (Unranked.INCOMPLETE, Unranked.UNTESTED) \
+        else interval_verdict(record.macro_interval) if record.macro_interval else Unranked.UNTESTED
     return Standing(record.run_id, record.environment, None, None, verdict, None, comparable_key(record),
                     superseded, reason)
 
@@ -130,7 +139,7 @@ def _placement(scores: ItemScores) -> str:
 def _rank_group(group: tuple, members: list[ResultRecord], items: Mapping[str, ItemScores]) -> dict[str, Standing]:
     placements = [_placement(items[r.run_id]) for r in members]
     common = max(set(placements), key=lambda p: (placements.count(p), p))
-    out = {r.run_id: _unranked(r, INCOMPARABLE, False) for r, p in zip(members, placements, strict=True)
+    out = {r.run_id: _unranked(r, Unranked.INCOMPARABLE, False) for r, p in zip(members, placements, strict=True)
            if p != common}
     members = [r for r, p in zip(members, placements, strict=True) if p == common]
     deltas = np.array([r.macro_delta for r in members])
@@ -139,7 +148,8 @@ def _rank_group(group: tuple, members: list[ResultRecord], items: Mapping[str, I
     n = len(members)
     for i, record in enumerate(members):
         significant = q_values[i] <= ALPHA and deltas[i] != 0
-        verdict = (IMPROVES if deltas[i] > 0 else HURTS) if significant else NO_CHANGE
+        verdict = ((Verdict.IMPROVES if deltas[i] > 0 else Verdict.HURTS) if significant
+                   else Verdict.NO_DETECTABLE_CHANGE)
         out[record.run_id] = Standing(record.run_id, record.environment, int(1 + better[i]),
                                       (int(1 + better_sure[i]), int(n - worse_sure[i])), verdict,
                                       float(q_values[i]), group, False)

@@ -134,7 +134,7 @@ def _contamination(options: ScoreOptions, suite: Suite, package: TaskPackage) ->
             verdict = json.loads(options.gate.read_text())["verdict"]
         except (OSError, ValueError, KeyError, TypeError) as exc:
             raise ScoringError(f"{options.gate}: not the gate's JSON output ({exc})") from None
-        if verdict not in ("pass", "flagged"):
+        if verdict not in gate.GATE_VERDICTS:
             raise ScoringError(f"{options.gate}: not the gate's JSON output (verdict {verdict!r})")
         return {"verdict": verdict}
     try:

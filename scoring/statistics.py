@@ -38,6 +38,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import TypeVar
 
 import numpy as np
@@ -50,7 +51,16 @@ CHUNK_DRAWS = 1 << 19  # unit draws per chunk: big enough to amortise numpy's pe
 MIN_CHUNK = 256
 PARALLEL_DRAWS = 1 << 22  # below this many draws in all, threads cost more than they save
 INDEX_SPAN = 1 << 16  # indices below this are drawn as 16-bit pieces of raw random words
-IMPROVES, NO_CHANGE, HURTS = "improves", "no_detectable_change", "hurts"
+
+
+class Verdict(StrEnum):
+    """What a trained model did to its environment's held-out score: one run from its interval (`verdict`), or among
+    all runs after the correction for multiple comparisons (scoring.ranking)."""
+
+    IMPROVES = "improves"
+    NO_DETECTABLE_CHANGE = "no_detectable_change"
+    HURTS = "hurts"
+
 UNKNOWN_INTERVAL = (-1.0, 1.0)  # what a single unit tells of its domain's spread: nothing
 SIGN_FLIP_STREAM = 0x5F11  # the permutation test draws from its own stream of the seed
 T = TypeVar("T")
@@ -402,15 +412,15 @@ class Summary:
     interval: tuple[float, float]
     p_value: float
     normalized_gain: float | None
-    verdict: str
+    verdict: Verdict
     resamples: int
     confidence: float
     seed: int
 
 
-def verdict(interval: tuple[float, float]) -> str:
+def verdict(interval: tuple[float, float]) -> Verdict:
     """One run alone: improves when the interval lies above 0, hurts below, otherwise no detectable change."""
-    return IMPROVES if interval[0] > 0 else HURTS if interval[1] < 0 else NO_CHANGE
+    return Verdict.IMPROVES if interval[0] > 0 else Verdict.HURTS if interval[1] < 0 else Verdict.NO_DETECTABLE_CHANGE
 
 
 def normalized_gain(delta: float, base: float) -> float | None:

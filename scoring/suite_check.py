@@ -16,6 +16,7 @@ from pathlib import Path
 
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.episode import InitialState, Sandbox
+from sandbox.outcomes import EpisodeOutcome
 from scoring.suite import Suite, SuiteItem, balance_problems
 from taskpkg.model import TaskPackage
 
@@ -36,9 +37,9 @@ class Finding:
 class ItemTrial:
     """What the oracle and the do-nothing agent got on one item; outcome as the sandbox reports it."""
 
-    oracle_outcome: str
+    oracle_outcome: EpisodeOutcome
     oracle_reward: float | None
-    nop_outcome: str
+    nop_outcome: EpisodeOutcome
     nop_reward: float | None
     error: str | None = None
 
@@ -75,7 +76,7 @@ def judge(item: SuiteItem, trial: ItemTrial, manifest: Path, nop_floor: float) -
     """The finding for one item's trials, or None when the oracle scores 1 and doing nothing at most the floor."""
     where = f"{manifest}:{item.line}"
     name = f"{item.package} instance {item.instance}"
-    if trial.oracle_outcome != "scored" or trial.nop_outcome != "scored":
+    if trial.oracle_outcome != EpisodeOutcome.SCORED or trial.nop_outcome != EpisodeOutcome.SCORED:
         return Finding(where, f"{name}: the oracle's episode ended {trial.oracle_outcome}, doing nothing's "
                        f"{trial.nop_outcome}" + (f" ({trial.error})" if trial.error else ""),
                        f"Run `arena run {item.path} --agent oracle --instance {item.instance}` to see why")
@@ -99,7 +100,8 @@ def check_items(suite: Suite, run: ItemRunner, nop_floor: float, workers: int = 
         try:
             trial = run(packages[item.path], item.instance)
         except Exception as exc:  # an engine fault on one item is that item's failure, not the whole check's
-            trial = ItemTrial("agent_error", None, "agent_error", None, f"{type(exc).__name__}: {exc}")
+            broke = EpisodeOutcome.AGENT_ERROR
+            trial = ItemTrial(broke, None, broke, None, f"{type(exc).__name__}: {exc}")
         finding = judge(item, trial, suite.manifest, nop_floor)
         if on_item is not None:
             with lock:
@@ -122,7 +124,7 @@ def oracle_and_nop(sandbox: Sandbox) -> ItemRunner:
         finally:
             for state in shared:
                 sandbox.release(state)
-        return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else "setup_error",
+        return ItemTrial(oracle.outcome, oracle.reward, nop.outcome if nop else EpisodeOutcome.SETUP_ERROR,
                          nop.reward if nop else None, oracle.error or (nop.error if nop else None))
     return run
 

@@ -196,10 +196,9 @@ def finish(environment: ArenaEnvironment, conversation: list | None = None) -> E
 
 
 def reward_of(record: EpisodeRecord) -> float | None:
-    """The reward TRL sees: the verifier's on a scored state, 0 for a broken limit, None when nothing was judged."""
-    if record.outcome == "scored":
-        return record.reward
-    return 0.0 if record.outcome == "limit_exceeded" else None
+    """The reward TRL sees: what the episode's outcome is worth (EpisodeOutcome.worth, as in scoring and the
+    pre-flight)."""
+    return record.outcome.worth(record.reward)
 
 
 def make_reward_function(pool: RolloutPool, log: RunLog) -> Callable:

@@ -21,10 +21,9 @@ from agents.chat import ChatSettings, ChatStats, run_chat_episode
 from agents.render import RenderLimits
 from agents.tools import ToolSettings
 from sandbox.episode import EpisodeResult, Sandbox
+from sandbox.outcomes import EpisodeOutcome
 from taskpkg.model import TaskPackage
 from training.recipe import Recipe
-
-JUDGED = ("scored", "limit_exceeded")  # a broken storage limit scores 0, as in training (environment.reward_of)
 
 
 class EvaluationError(RuntimeError):
@@ -42,7 +41,7 @@ class Sample:
     instance: int
     sample: int
     reward: float | None
-    outcome: str
+    outcome: EpisodeOutcome
     turns: int
     tool_calls: int
     invalid_calls: int
@@ -118,10 +117,9 @@ def play(sandbox: Sandbox, package: TaskPackage, jobs: Sequence[tuple[int, int]]
         result = run_chat_episode(session, backend, seeded, stats)
         if keep is not None:
             keep(result, k)
-        if result.outcome == "agent_error":
+        if result.outcome == EpisodeOutcome.AGENT_ERROR:  # the harness broke, not the model: the run stops
             raise EvaluationError(f"instance {instance}, sample {k}: {result.error}")
-        judged = result.outcome in JUDGED
-        done = Sample(instance, k, (result.reward or 0.0) if judged else None, result.outcome, stats.replies,
+        done = Sample(instance, k, result.outcome.worth(result.reward), result.outcome, stats.replies,
                       stats.tool_calls, stats.invalid_calls, round(result.timings.get("total_s", 0.0), 2))
         if on_sample:
             on_sample(done)

@@ -5,8 +5,15 @@ the weights stayed finite. A run without that evidence ends `no_effective_update
 from __future__ import annotations
 
 import math
+from enum import StrEnum
 
-NO_EFFECTIVE_UPDATE = "no_effective_update"
+
+class RunStatus(StrEnum):
+    """How a training run ended: its manifest's `status`."""
+
+    COMPLETED = "completed"  # an adapter was written
+    STOPPED = "stopped"  # early: the pre-flight refused, or a guard stopped the rollouts
+    NO_EFFECTIVE_UPDATE = "no_effective_update"  # it trained, but nothing shows the policy moved: no adapter, unscored
 
 
 def lora_snapshot(model: object) -> dict:
@@ -114,5 +121,6 @@ def closing_block(manifest: dict) -> str:
             f"weights {'finite' if evidence.get('weights_finite', True) else 'NOT finite'}",
         ]
     status = manifest.get("status")
-    lines.append("  verdict: " + ("trained" if status == "completed" else f"{status}: {manifest.get('reason')}"))
+    ended = "trained" if status == RunStatus.COMPLETED else f"{status}: {manifest.get('reason')}"
+    lines.append("  verdict: " + ended)
     return "\n".join(lines)

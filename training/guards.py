@@ -6,16 +6,18 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass, field
 
+from sandbox.outcomes import EpisodeOutcome
+
 WINDOW = 8  # consecutive rollouts, in the order they were verified
 MAX_SHARE = 0.5  # more than this share of a full window in one kind of error stops the run
 
 FIXES = {
-    "verifier_error": "fix verifier.py so that it scores any final state (its error is in each transcript's "
-    "`error`; `arena check PATH` runs it on the oracle's and a do-nothing agent's states)",
-    "setup_error": "fix the instance generator (instances.generator in task.md) or environment/ so that every "
-    "instance sets up (`arena check PATH` shows the generator's error)",
+    EpisodeOutcome.VERIFIER_ERROR: "fix verifier.py so that it scores any final state (its error is in each "
+    "transcript's `error`; `arena check PATH` runs it on the oracle's and a do-nothing agent's states)",
+    EpisodeOutcome.SETUP_ERROR: "fix the instance generator (instances.generator in task.md) or environment/ so that "
+    "every instance sets up (`arena check PATH` shows the generator's error)",
 }
-NAMES = {"verifier_error": "a verifier error", "setup_error": "an instance setup error"}
+NAMES = {EpisodeOutcome.VERIFIER_ERROR: "a verifier error", EpisodeOutcome.SETUP_ERROR: "an instance setup error"}
 
 
 @dataclass
@@ -26,10 +28,10 @@ class ErrorWindow:
     size: int = WINDOW
     share: float = MAX_SHARE
     seen: int = 0
-    totals: dict[str, int] = field(default_factory=lambda: dict.fromkeys(FIXES, 0))
+    totals: dict[EpisodeOutcome, int] = field(default_factory=lambda: dict.fromkeys(FIXES, 0))
     _recent: deque = field(default_factory=deque)
 
-    def add(self, outcome: str) -> str | None:
+    def add(self, outcome: EpisodeOutcome) -> str | None:
         """One more rollout's outcome; the reason to stop (with the fix), or None."""
         self.seen += 1
         if outcome in self.totals:

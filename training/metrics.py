@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from sandbox.outcomes import EpisodeResult
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from taskpkg.atomic_files import write_text_atomic
 from training.guards import ErrorWindow
 
@@ -22,7 +22,7 @@ class EpisodeRecord:
     """One rollout's outcome and costs."""
 
     instance: int | None
-    outcome: str
+    outcome: EpisodeOutcome
     reward: float | None
     tool_calls: int
     invalid_calls: int
@@ -34,12 +34,15 @@ class EpisodeRecord:
     conversation: list = field(default_factory=list)  # the model's turns: prompt, replies, tool calls and results
     transcript: list = field(default_factory=list)  # what the sandbox carried out (shell, write_file, invalid calls)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "outcome", EpisodeOutcome(self.outcome))  # "scored" becomes the member
+
     @classmethod
     def of(cls, result: EpisodeResult | None, calls: int, invalid: int, tool_s: float = 0.0,
            error: str = "the instance could not be set up") -> EpisodeRecord:
         """From an episode's result (None: the instance could not be set up, for the reason `error`)."""
         if result is None:
-            return cls(None, "setup_error", None, calls, invalid, 0.0, 0.0, 0.0, error)
+            return cls(None, EpisodeOutcome.SETUP_ERROR, None, calls, invalid, 0.0, 0.0, 0.0, error)
         timings = result.timings
         return cls(result.instance, result.outcome, result.reward, calls, invalid, timings.get("setup_s", 0.0),
                    timings.get("agent_s", 0.0), timings.get("verify_s", 0.0), result.error, tool_s,
@@ -70,9 +73,10 @@ def summarize(records: list[EpisodeRecord]) -> dict:
     def mean(values: list[float]) -> float:
         return round(statistics.fmean(values), 4) if values else 0.0
 
-    return {"episodes": len(records), "verifier_errors": sum(r.outcome == "verifier_error" for r in records),
-            "setup_errors": sum(r.outcome == "setup_error" for r in records),
-            "limit_exceeded": sum(r.outcome == "limit_exceeded" for r in records),
+    return {"episodes": len(records),
+            "verifier_errors": sum(r.outcome == EpisodeOutcome.VERIFIER_ERROR for r in records),
+            "setup_errors": sum(r.outcome == EpisodeOutcome.SETUP_ERROR for r in records),
+            "limit_exceeded": sum(r.outcome == EpisodeOutcome.LIMIT_EXCEEDED for r in records),
             "tool_calls_mean": mean([r.tool_calls for r in records]),
             "invalid_calls_mean": mean([r.invalid_calls for r in records]),
             "setup_s_mean": mean([r.setup_s for r in records]), "verify_s_mean": mean([r.verify_s for r in records])}

@@ -28,6 +28,7 @@ from sandbox.episode import EpisodeResult, Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.model import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
+from training.evidence import RunStatus
 from training.metrics import keep_transcripts
 from training.recipe import Recipe
 
@@ -181,17 +182,17 @@ def refusal(report: dict) -> str | None:
 
 def preflight_gate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
                    out: Path, skip: bool, manifest: dict, say: object,
-                   overridden: dict | None = None) -> tuple[str, str | None]:
+                   overridden: dict | None = None) -> tuple[RunStatus, str | None]:
     """The pre-flight as the run's first phase: ("completed", None) to train, ("stopped", why) when it refuses.
     Skipped, it keeps on record the refusal it overrides (`overridden`), if this folder held one."""
     if skip:
         manifest["preflight"] = {"skipped": True, **({"overridden": overridden} if overridden else {})}
-        return "completed", None
+        return RunStatus.COMPLETED, None
     report = preflight(sandbox, package, recipe, base, manifest["package_digest"], manifest["base_model"]["revision"],
                        instances, out, say)
     manifest["preflight"] = {k: v for k, v in report.items() if k != "instances"} | {"line": one_line(report)}
     why = refusal(report)
-    return ("stopped", why) if why else ("completed", None)
+    return (RunStatus.STOPPED, why) if why else (RunStatus.COMPLETED, None)
 
 
 def preflight_refusal(out: Path) -> dict | None:
@@ -202,6 +203,7 @@ def preflight_refusal(out: Path) -> dict | None:
         return None
     report = manifest.get("preflight") or {}
     trained = any((out / "checkpoints").glob("checkpoint-*")) or (out / "adapter").exists()
-    if manifest.get("status") == "stopped" and (report.get("verdict") or {}).get("decision") == REFUSE and not trained:
+    refused = (report.get("verdict") or {}).get("decision") == REFUSE
+    if manifest.get("status") == RunStatus.STOPPED and refused and not trained:
         return report
     return None

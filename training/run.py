@@ -27,7 +27,7 @@ from taskpkg.digest import git_commit, tree_digest
 from taskpkg.model import TaskPackage
 from training.environment import RolloutPool
 from training.evaluate import chat_settings
-from training.evidence import NO_EFFECTIVE_UPDATE, lora_change, lora_snapshot, no_update_reason, update_evidence
+from training.evidence import RunStatus, lora_change, lora_snapshot, no_update_reason, update_evidence
 from training.in_domain import in_domain_lift
 from training.manifest import (
     folder_digest,
@@ -68,10 +68,9 @@ class TrainOptions:
 
 @dataclass(frozen=True)
 class TrainOutcome:
-    """How a run ended: completed (an adapter was written), stopped early (the pre-flight or a guard), or
-    no_effective_update (it trained, but nothing shows the policy moved: no adapter, never scored); with the reason."""
+    """How a run ended (see RunStatus), with the reason when it did not complete."""
 
-    status: str
+    status: RunStatus
     reason: str | None
     manifest: dict
 
@@ -189,7 +188,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
                                 f"`arena check {package.root}`") from None
         status, reason = preflight_gate(sandbox, package, recipe, base, train_instances, options.out,
                                         options.skip_calibration, manifest, say, overridden)  # may refuse
-        if status == "completed":
+        if status == RunStatus.COMPLETED:
             status, reason = _grpo(sandbox, package, recipe, base, train_instances, heldout, options, manifest,
                                    progress, gpus)
     clock.stop()
@@ -202,7 +201,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
 
 def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, train_instances: list[int],
           heldout: list[int], options: TrainOptions, manifest: dict, progress: Progress,
-          gpus: int) -> tuple[str, str | None]:
+          gpus: int) -> tuple[RunStatus, str | None]:
     out = options.out
     log = RunLog(out, recipe.data.get("transcripts", {}).get("every_steps", 1),
                  recipe.data.get("transcripts", {}).get("per_step", 0), recipe["grpo"]["num_generations"])
@@ -228,13 +227,13 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     moved = lora_change(before, trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     evidence = manifest["update_evidence"] = update_evidence(log.lines, moved)
     if log.stopped_because:
-        return "stopped", f"{log.stopped_because} (transcripts: {out / 'transcripts'})"
+        return RunStatus.STOPPED, f"{log.stopped_because} (transcripts: {out / 'transcripts'})"
     if not evidence["effective"]:
-        return NO_EFFECTIVE_UPDATE, no_update_reason(evidence)
+        return RunStatus.NO_EFFECTIVE_UPDATE, no_update_reason(evidence)
     _save_adapter(trainer, out)
     manifest["adapter"] = {"path": "adapter", "digest": folder_digest(out / "adapter")}
     manifest["in_domain"] = in_domain_lift(sandbox, package, recipe, base, out, heldout, progress.say)
-    return "completed", None
+    return RunStatus.COMPLETED, None
 
 
 def _save_adapter(trainer: object, out: Path) -> None:

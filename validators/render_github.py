@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from taskpkg.diagnostics import Diagnostic, Severity
-from validators.report import PackageReport, Report
+from validators.report import PackageReport, Report, TrialOutcome
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 
@@ -63,7 +63,7 @@ def markdown_summary(report: Report, reproduce: str) -> str:
 
 def _trials_table(trials: list[dict]) -> str:
     """Every sandbox trial, folded: check, agent, instance, outcome, reward and time."""
-    ok = sum(t["outcome"] == "ok" for t in trials)
+    ok = sum(t["outcome"] == TrialOutcome.OK for t in trials)
     rows = [f"<details><summary>{len(trials)} sandbox trials, {ok} as expected</summary>", "",
             "| check | agent | instance | outcome | reward | time |", "|---|---|---|---|---|---|"]
     for t in trials:

@@ -7,7 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from taskpkg.diagnostics import Severity
-from validators.report import PackageReport, Report
+from validators.report import PackageReport, Report, TrialOutcome
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
@@ -42,8 +42,8 @@ def _render_package(package: PackageReport, console: Console, verbose: bool) -> 
     if hidden:
         console.print(Text(f"  {hidden} note(s) hidden; --verbose shows them", style="dim"))
     if package.trials:
-        ok = sum(t["outcome"] == "ok" for t in package.trials)
-        skipped = sum(t["outcome"] == "skipped" for t in package.trials)
+        ok = sum(t["outcome"] == TrialOutcome.OK for t in package.trials)
+        skipped = sum(t["outcome"] == TrialOutcome.SKIPPED for t in package.trials)
         reused = (f" (results of {package.dynamic_cached_at}: nothing changed since; --no-cache runs them again)"
                   if package.dynamic_cached_at else "")
         console.print(Text(f"  {len(package.trials)} trials in the sandbox: {ok} as expected"
@@ -53,7 +53,7 @@ def _render_package(package: PackageReport, console: Console, verbose: bool) -> 
                                                                       if "donor" in t})
             console.print(Text(f"  instances used: {', '.join(map(str, used))}", style="dim"))
     for trial in package.trials:
-        expected = trial["outcome"] in ("ok", "skipped")
+        expected = trial["outcome"] in (TrialOutcome.OK, TrialOutcome.SKIPPED)
         if verbose or not expected:
             console.print(Text(f"  {trial_line(trial)}", style="dim" if expected else "red"))
     summaries = {t["summary"] for t in package.trials if t.get("summary")}

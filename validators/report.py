@@ -5,17 +5,53 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import StrEnum
 from functools import cache
 from importlib import resources
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Any, Literal
 
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.rules import RULES, Category, category_of
 
 REPORT_VERSION = 1
 REPORT_SCHEMA_RESOURCE = "schema/report-v1.schema.json"
-_STATUS_BY_SEVERITY = {Severity.ERROR: "failed", Severity.WARNING: "warned", Severity.INFO: "noted"}
+
+
+class Verdict(StrEnum):
+    """A package's verdict, or a whole run's: no error, or at least one."""
+
+    PASS = "pass"
+    FAIL = "fail"
+
+    @classmethod
+    def of(cls, passed: bool) -> Verdict:
+        """PASS when passed, else FAIL."""
+        return cls.PASS if passed else cls.FAIL
+
+
+class CheckStatus(StrEnum):
+    """How one check came out for a package: its worst finding's severity, or none."""
+
+    PASSED = "passed"
+    FAILED = "failed"  # an error
+    WARNED = "warned"
+    NOTED = "noted"  # an info note
+    SKIPPED = "skipped"
+
+
+class TrialOutcome(StrEnum):
+    """How one sandbox trial of the dynamic checks came out (a trial record's `outcome`)."""
+
+    OK = "ok"  # as expected
+    FAILED = "failed"  # it raised an error finding
+    ERROR = "error"  # the episode did not end judged (a setup, verifier or agent error)
+    TIMEOUT = "timeout"  # the oracle ran out of time
+    SKIPPED = "skipped"  # an answer probe with nothing to submit
+
+
+_STATUS_BY_SEVERITY = {Severity.ERROR: CheckStatus.FAILED, Severity.WARNING: CheckStatus.WARNED,
+                       Severity.INFO: CheckStatus.NOTED}
 
 
 @dataclass
@@ -52,7 +88,7 @@ class PackageReport:
                 worst[d.check_id] = d.severity
         outcomes = []
         for check_id in sorted(set(self.checks_run) | set(worst)):
-            status = _STATUS_BY_SEVERITY[worst[check_id]] if check_id in worst else "passed"
+            status = _STATUS_BY_SEVERITY[worst[check_id]] if check_id in worst else CheckStatus.PASSED
             outcomes.append({"check_id": check_id, "title": RULES[check_id].title, "status": status})
         return outcomes
 
@@ -64,7 +100,7 @@ class PackageReport:
             "title": self.title,
             "domain": self.domain,
             "instances": self.instances,
-            "verdict": "pass" if self.passed else "fail",
+            "verdict": Verdict.of(self.passed),
             "counts": {s.value: self.count(s) for s in Severity},
             "duration_ms": round(self.duration_ms, 3),
             "diagnostics": [d.to_dict() for d in self.diagnostics],
@@ -79,7 +115,7 @@ class PackageReport:
 class Report:
     """A whole `arena check` run."""
 
-    mode: str
+    mode: Literal["static", "full"]
     packages: list[PackageReport]
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     duration_s: float = 0.0
@@ -104,7 +140,7 @@ class Report:
             "mode": self.mode,
             "started_at": self.started_at.isoformat(timespec="seconds"),
             "duration_s": round(self.duration_s, 3),
-            "verdict": "pass" if self.passed else "fail",
+            "verdict": Verdict.of(self.passed),
             "summary": {
                 "packages": len(self.packages),
                 "passed": sum(p.passed for p in self.packages),

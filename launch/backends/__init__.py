@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Protocol
 
 from launch.spec import JobSpec
+from launch.state import JobState
+
+RECOVERING = "recovering"  # a backend's word only: the job restarts after a fault; its record stays running
 
 
 class BackendError(RuntimeError):
@@ -26,7 +29,7 @@ class BackendJob:
 
     id: str
     name: str
-    state: str
+    state: str  # a JobState, or RECOVERING
     detail: str | None = None
     recoveries: int = 0
     gpu_hours: float = 0.0  # every segment's, recoveries included
@@ -34,7 +37,7 @@ class BackendJob:
 
     @property
     def finished(self) -> bool:
-        return self.state in ("succeeded", "failed", "cancelled")
+        return self.state in (JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED)
 
 
 class Backend(Protocol):

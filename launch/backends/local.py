@@ -23,9 +23,10 @@ import sys
 import time
 from pathlib import Path
 
-from launch.backends import BackendError, BackendJob
+from launch.backends import RECOVERING, BackendError, BackendJob
 from launch.job_run import STATUS_FILE
 from launch.spec import JobSpec
+from launch.state import JobState
 from taskpkg.atomic_files import write_json_atomic, write_text_atomic
 
 MAX_RECOVERIES = 3
@@ -126,20 +127,20 @@ class LocalBackend:
         spent = {"recoveries": restarts, "gpu_hours": float(status.get("gpu_hours", 0.0) or 0.0),
                  "hours": round(sum(float(s.get("wall_s") or 0.0) for s in status.get("segments") or []) / 3600, 4)}
         if self._alive(folder):
-            state = "running" if status.get("status") == "running" else "queued"
+            state = JobState.RUNNING if status.get("status") == "running" else JobState.QUEUED
             return BackendJob(name, name, state, status.get("reason"), **spent)
         if (folder / "cancelled").exists():
-            return BackendJob(name, name, "cancelled", "cancelled", **spent)
+            return BackendJob(name, name, JobState.CANCELLED, "cancelled", **spent)
         ended = status.get("status")
         if ended == "succeeded":
-            return BackendJob(name, name, "succeeded", None, **spent)
+            return BackendJob(name, name, JobState.SUCCEEDED, None, **spent)
         if ended in ("failed", "stopped"):
-            return BackendJob(name, name, "failed", status.get("reason"), **spent)
+            return BackendJob(name, name, JobState.FAILED, status.get("reason"), **spent)
         if restarts >= MAX_RECOVERIES:
-            return BackendJob(name, name, "failed", f"the job's process died {restarts + 1} times; not restarted "
-                              "again", **spent)
+            return BackendJob(name, name, JobState.FAILED, f"the job's process died {restarts + 1} times; not "
+                              "restarted again", **spent)
         self._start(spec, folder)  # its process died mid-run: recover it from its checkpoints
-        return BackendJob(name, name, "recovering", "restarted after its process died",
+        return BackendJob(name, name, RECOVERING, "restarted after its process died",
                           **{**spent, "recoveries": restarts + 1})
 
     def _start(self, spec: JobSpec, folder: Path) -> None:

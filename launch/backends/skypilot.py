@@ -14,14 +14,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from launch.backends import BackendError, BackendJob
+from launch.backends import RECOVERING, BackendError, BackendJob
 from launch.skypilot_task import SkyPilotConfig, task_config
 from launch.spec import JobSpec
+from launch.state import JobState
 
-STATES = {"PENDING": "queued", "SUBMITTED": "queued", "STARTING": "queued", "RUNNING": "running",
-          "WINDING_DOWN": "running", "RECOVERING": "recovering", "CANCELLING": "cancelled", "CANCELLED": "cancelled",
-          "SUCCEEDED": "succeeded", "FAILED": "failed", "FAILED_SETUP": "failed", "FAILED_PRECHECKS": "failed",
-          "FAILED_NO_RESOURCE": "failed", "FAILED_CONTROLLER": "failed"}
+STATES = {"PENDING": JobState.QUEUED, "SUBMITTED": JobState.QUEUED, "STARTING": JobState.QUEUED,
+          "RUNNING": JobState.RUNNING, "WINDING_DOWN": JobState.RUNNING, "RECOVERING": RECOVERING,
+          "CANCELLING": JobState.CANCELLED, "CANCELLED": JobState.CANCELLED, "SUCCEEDED": JobState.SUCCEEDED,
+          "FAILED": JobState.FAILED, "FAILED_SETUP": JobState.FAILED, "FAILED_PRECHECKS": JobState.FAILED,
+          "FAILED_NO_RESOURCE": JobState.FAILED, "FAILED_CONTROLLER": JobState.FAILED}
 ENDPOINT_VARIABLE = "SKYPILOT_API_SERVER_ENDPOINT"
 
 
@@ -62,7 +64,7 @@ def job_state(record: object, now: float | None = None) -> BackendJob:
     started = float(field("start_at") or 0.0)
     ended = float(field("end_at") or 0.0) or (now if now is not None else time.time())
     hours = max(0.0, ended - started) / 3600 if started > 0 else 0.0
-    return BackendJob(str(field("job_id")), str(field("job_name") or ""), STATES.get(str(status), "queued"),
+    return BackendJob(str(field("job_id")), str(field("job_name") or ""), STATES.get(str(status), JobState.QUEUED),
                       str(detail) if detail else None, int(field("recovery_count") or 0),
                       round(seconds / 3600 * gpus, 4), round(hours, 4))
 

@@ -12,11 +12,13 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
+from enum import StrEnum
 
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.agent_interface import Agent
 from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
+from sandbox.outcomes import EpisodeOutcome
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.model import TaskPackage
 from taskpkg.rules import Category, Rule, ids
@@ -47,6 +49,7 @@ from validators.dynamic.readable import image_created, judge_reading, read_agent
 from validators.dynamic.setup_errors import setup_findings
 from validators.dynamic.steering import TRACE_COMMAND, judge_steering, names_used, steer_agent
 from validators.registry import Needs, check
+from validators.report import TrialOutcome
 
 DEFAULT_INSTANCES = 8  # the oracle's; ARENA715 compares them all, the constant-answer probe is scored on them all
 NOP_INSTANCES = 3  # the do-nothing floor is verified on the first of them
@@ -57,12 +60,24 @@ DYNAMIC_IDS = ids(Category.DYNAMIC)
 READ_PROBE, STEER_PROBE = "read-answers", "steer-verifier"  # probes that need the package: not in PROBES
 
 
+class Role(StrEnum):
+    """What a trial plays, and so how it is run and judged."""
+
+    ORACLE = "oracle"  # the package's own solution: must score 1
+    NOP = "nop"  # doing nothing (its instance scored untouched): must score at most the floor
+    REPEAT = "repeat"  # the oracle again on the first instance: the instance must be made the same
+    PROBE = "probe"  # a scripted cheat: must not score above the floor
+    READ = "read"  # reads what the package leaves readable for the answers
+    STEER = "steer"  # the verifier run traced, to see what steers it
+    ANSWER = "answer"  # an answer probe's submission, verified on a shared instance
+
+
 @dataclass(frozen=True)
 class PlannedTrial:
     """One episode to run, and the check it serves."""
 
     rule: Rule
-    role: str  # oracle, nop, repeat, probe, read, steer or answer
+    role: Role
     instance: int
     make_agent: Callable[[], Agent]  # (an answer trial runs no agent)
     verifier_command: tuple[str, ...] | None = None  # a traced verifier run (steer), else the verifier as scored
@@ -96,19 +111,19 @@ def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | N
     they are reported. The tamper probes run on the first instance; the reading and steering probes (which run the
     oracle) on the first three; the answer trials come last: they wait for every oracle trial."""
     first = instances[0]
-    trials = [PlannedTrial(ARENA702, "oracle", i, lambda: oracle_agent(package)) for i in instances]
-    trials += [PlannedTrial(ARENA703, "nop", i, nop_agent) for i in instances[:NOP_INSTANCES]]
-    trials.append(PlannedTrial(ARENA704, "repeat", first, lambda: oracle_agent(package)))
-    trials += [PlannedTrial(ARENA705 if name == "reach-network" else ARENA707, "probe", first, factory)
+    trials = [PlannedTrial(ARENA702, Role.ORACLE, i, lambda: oracle_agent(package)) for i in instances]
+    trials += [PlannedTrial(ARENA703, Role.NOP, i, nop_agent) for i in instances[:NOP_INSTANCES]]
+    trials.append(PlannedTrial(ARENA704, Role.REPEAT, first, lambda: oracle_agent(package)))
+    trials += [PlannedTrial(ARENA705 if name == "reach-network" else ARENA707, Role.PROBE, first, factory)
                for name, factory in PROBES.items() if probes is None or name in probes]
     probed = instances[:NOP_INSTANCES]
     if probes is None or READ_PROBE in probes:
-        trials += [PlannedTrial(ARENA711, "read", i, lambda: read_agent(package, image_created)) for i in probed]
+        trials += [PlannedTrial(ARENA711, Role.READ, i, lambda: read_agent(package, image_created)) for i in probed]
     if probes is None or STEER_PROBE in probes:
         used = names_used(package)  # here, once: the trials' threads must not parse at once
-        trials += [PlannedTrial(ARENA712, "steer", i, lambda: steer_agent(package, used), tuple(TRACE_COMMAND))
+        trials += [PlannedTrial(ARENA712, Role.STEER, i, lambda: steer_agent(package, used), tuple(TRACE_COMMAND))
                    for i in probed]
-    trials += [PlannedTrial(t.rule, "answer", t.instance, nop_agent, answer=t)
+    trials += [PlannedTrial(t.rule, Role.ANSWER, t.instance, nop_agent, answer=t)
                for t in plan_answer_trials(instances, probes)]
     return trials
 
@@ -148,7 +163,7 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
         trials.release()
     pool.shutdown()
     scanner.shutdown()
-    oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == "oracle"}
+    oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == Role.ORACLE}
     judged = [_judge(package, trial, result, oracle_runs) for trial, result in zip(planned, results, strict=True)]
     for found, _ in judged:
         diagnostics.extend(d for d in found if d not in diagnostics)
@@ -175,9 +190,9 @@ class _TrialRunner:
 
     def run(self, trial: PlannedTrial) -> EpisodeResult:
         """One trial's episode."""
-        if trial.role == "oracle":
+        if trial.role == Role.ORACLE:
             result = self._run_sharing(trial)
-        elif trial.role == "repeat":
+        elif trial.role == Role.REPEAT:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(), keep_files=True)
         elif trial.answer is not None:
             result = self._run_answer(trial.answer)
@@ -186,11 +201,11 @@ class _TrialRunner:
             agent = trial.make_agent()
             if state is None:  # the instance could not be made: the same failure as the episode that tried
                 failed = self._setup_failed.get(trial.instance)
-                result = EpisodeResult(self.package.name, trial.instance, agent.name, "setup_error",
+                result = EpisodeResult(self.package.name, trial.instance, agent.name, EpisodeOutcome.SETUP_ERROR,
                                        error=failed.error if failed else "the instance was not made",
                                        prompt_values=failed.prompt_values if failed else {},
                                        unfilled=failed.unfilled if failed else [])
-            elif trial.role == "nop":
+            elif trial.role == Role.NOP:
                 result = self.sandbox.score_initial(self.package, state, agent.name)
             else:
                 command = list(trial.verifier_command) if trial.verifier_command else None
@@ -206,7 +221,7 @@ class _TrialRunner:
         try:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(),
                                               share_initial=shared.set_result, keep_files=True)
-            if result.outcome == "setup_error":
+            if result.outcome == EpisodeOutcome.SETUP_ERROR:
                 self._setup_failed[trial.instance] = result
             finished.set_result(result)
             return result
@@ -228,12 +243,12 @@ class _TrialRunner:
         try:
             files, note = answers.submission(trial)
         except Exception as exc:  # a fault in the arena's own probe: ARENA901, not the package's finding
-            return EpisodeResult(self.package.name, trial.instance, trial.agent, "agent_error",
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, EpisodeOutcome.AGENT_ERROR,
                                  error=f"the answer probe {trial.agent} failed: {exc!r}")
         self.notes[trial] = note
         state = self._shared_state(trial.instance).result() if files is not None else None
         if files is None or state is None:
-            return EpisodeResult(self.package.name, trial.instance, trial.agent, "skipped",
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, EpisodeOutcome.SKIPPED,
                                  error=note if files is None else "the instance was not made")
         return self.sandbox.score_initial(self.package, state, trial.agent, files=files)
 
@@ -272,40 +287,40 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
            oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict]:
     found: list[Diagnostic] = []
     trial_of = {"agent": result.agent, "instance": result.instance}
-    if result.outcome == "skipped":
-        return found, {**_record(trial, result, "skipped"), "note": result.error}
-    if result.outcome == "setup_error":
+    if result.outcome == EpisodeOutcome.SKIPPED:
+        return found, {**_record(trial, result, TrialOutcome.SKIPPED), "note": result.error}
+    if result.outcome == EpisodeOutcome.SETUP_ERROR:
         found += setup_findings(package, result)
-    elif result.outcome == "verifier_error" and trial.role == "steer":
+    elif result.outcome == EpisodeOutcome.VERIFIER_ERROR and trial.role == Role.STEER:
         pass  # the traced run failed (a plant broke the interpreter, say): the verifier's own runs judge its errors
-    elif result.outcome == "verifier_error":
+    elif result.outcome == EpisodeOutcome.VERIFIER_ERROR:
         found.append(ARENA709.found("verifier.py", error=result.error, **trial_of))
-    elif result.outcome == "agent_error":  # the arena's own scripted agent failed: not the package's fault
+    elif result.outcome == EpisodeOutcome.AGENT_ERROR:  # the arena's own scripted agent failed: not the package's fault
         found.append(ARENA901.found(None, error=result.error, **trial_of))
-    elif result.outcome == "limit_exceeded":
-        if trial.role in ("oracle", "repeat"):
+    elif result.outcome == EpisodeOutcome.LIMIT_EXCEEDED:
+        if trial.role in (Role.ORACLE, Role.REPEAT):
             found.append(ARENA702.found(f"oracle/{package.oracle_entrypoint}", case="storage", problem=result.error,
                                         **trial_of))
-    elif trial.role == "oracle":
+    elif trial.role == Role.ORACLE:
         found += _judge_oracle(package, result)
-    elif trial.role == "repeat":
+    elif trial.role == Role.REPEAT:
         found += _judge_repeat(oracle_runs[result.instance], result)
-    elif trial.role == "read":
+    elif trial.role == Role.READ:
         found += judge_reading(package, result, NOP_FLOOR)
-    elif trial.role == "steer":
+    elif trial.role == Role.STEER:
         found += judge_steering(result)
-    elif trial.role == "answer":
+    elif trial.role == Role.ANSWER:
         pass  # judged together: _judge_answers
     elif result.reward is not None and result.reward > NOP_FLOOR:
         scored = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
                   "details": _short(result.details)}
-        found.append(ARENA703.found("verifier.py", **scored) if trial.role == "nop"
+        found.append(ARENA703.found("verifier.py", **scored) if trial.role == Role.NOP
                      else ARENA707.found("verifier.py", agent=result.agent, **scored))
-    if trial.rule is ARENA705 and result.outcome in ("scored", "limit_exceeded"):
+    if trial.rule is ARENA705 and result.outcome.judged:
         found += _judge_isolation(result)
     failed = any(d.severity is Severity.ERROR for d in found)
-    stopped = result.outcome == "limit_exceeded"  # the sandbox ended it at the storage limit: it won nothing
-    outcome = "error" if result.outcome != "scored" and not stopped else "failed" if failed else "ok"
+    outcome = (TrialOutcome.ERROR if not result.outcome.judged  # a broken limit won nothing: judged, not an error
+               else TrialOutcome.FAILED if failed else TrialOutcome.OK)
     return found, _record(trial, result, outcome)
 
 
@@ -347,8 +362,8 @@ def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: l
                    records: list[dict], runner: _TrialRunner) -> list[Diagnostic]:
     """ARENA713-716: the answer probes' results taken together, and the instances the oracle's trials made. The
     answer trials' records get what each submitted, and the ones a finding rests on are marked failed."""
-    oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == "oracle"}
-    repeat = next((r for t, r in zip(planned, results, strict=True) if t.role == "repeat"), None)
+    oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == Role.ORACLE}
+    repeat = next((r for t, r in zip(planned, results, strict=True) if t.role == Role.REPEAT), None)
     found = distinctness_findings(package, oracle_runs, repeat, runner.answers or Answers(oracle_runs))
     pairs = [(i, t.answer) for i, t in enumerate(planned) if t.answer is not None]
     if not pairs:
@@ -365,8 +380,8 @@ def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: l
             records[i]["donor"] = trials[k].donor
         if summary and trials[k].probe == "constant-answer":
             records[i]["summary"] = summary[:1000]
-        if k in judged.failed and records[i]["outcome"] == "ok":
-            records[i]["outcome"] = "failed"
+        if k in judged.failed and records[i]["outcome"] == TrialOutcome.OK:
+            records[i]["outcome"] = TrialOutcome.FAILED
     return found + judged.diagnostics
 
 
@@ -390,7 +405,7 @@ def _short(value: object, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _record(trial: PlannedTrial, result: EpisodeResult, outcome: str) -> dict:
+def _record(trial: PlannedTrial, result: EpisodeResult, outcome: TrialOutcome) -> dict:
     log = "\n".join(
         f"$ {e.action.get('command', e.action.get('path', ''))}\n"
         + (f"exit {e.result.get('exit_code')}; {e.result.get('stderr', '')[-200:]}" if e.result else e.error or "")
@@ -402,7 +417,7 @@ def _record(trial: PlannedTrial, result: EpisodeResult, outcome: str) -> dict:
         "check_id": trial.check_id,
         "agent": result.agent,
         "instance": result.instance,
-        "outcome": "timeout" if step and step.get("timed_out") and trial.role == "oracle" else outcome,
+        "outcome": TrialOutcome.TIMEOUT if step and step.get("timed_out") and trial.role == Role.ORACLE else outcome,
         "reward": result.reward,
         "details": json.loads(_short(result.details, 2000)) if len(_short(result.details, 2000)) < 2000 else None,
         "duration_s": round(result.timings.get("total_s", 0.0), 3),

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from statistics import mean
+from typing import Literal
 
-from sandbox.outcomes import EpisodeResult
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.model import TaskPackage
 from taskpkg.rules import Rule
@@ -23,9 +24,11 @@ from taskpkg.rules.dynamic import ARENA713, ARENA714, ARENA715, ARENA716
 from validators.dynamic.answers import Answer, answer_of, constant_answers, near_misses, same_answer
 from validators.registry import Needs, check
 
-ANSWER_PROBES = ("rewritten-inputs", "near-miss", "replay", "constant-answer")
+AnswerProbe = Literal["rewritten-inputs", "near-miss", "replay", "constant-answer"]
+NearMiss = Literal["changed", "dropped", "added"]
+ANSWER_PROBES: tuple[AnswerProbe, ...] = ("rewritten-inputs", "near-miss", "replay", "constant-answer")
 PROBED_INSTANCES = 3  # the donor-based and near-miss probes run on this many of the sampled instances
-NEAR_MISS_KINDS = ("changed", "dropped", "added")
+NEAR_MISS_KINDS: tuple[NearMiss, ...] = ("changed", "dropped", "added")
 NEAR_MISS_VERIFICATIONS = 3  # the first near miss is verified this many times: the same state, the same reward
 WELL_ABOVE_FLOOR = 0.25  # a constant answer's mean this far above the floor is a warning
 _RULES = {"rewritten-inputs": ARENA713, "near-miss": ARENA714, "replay": ARENA714, "constant-answer": ARENA716}
@@ -35,10 +38,10 @@ _RULES = {"rewritten-inputs": ARENA713, "near-miss": ARENA714, "replay": ARENA71
 class AnswerTrial:
     """One submission to verify: made by `probe` for `instance`, from `donor`'s oracle answer where there is one."""
 
-    probe: str
+    probe: AnswerProbe
     instance: int
     donor: int | None = None
-    kind: str = ""  # a near miss: changed, dropped or added
+    kind: NearMiss | Literal[""] = ""  # what a near miss did to the answer
     again: int = 0  # a repeated verification of the same near miss
 
     @property
@@ -122,7 +125,7 @@ class Judged:
 def judge_answer_trials(trials: list[AnswerTrial], results: list[EpisodeResult], notes: list[str],
                         floor: float) -> Judged:
     """ARENA713, ARENA714 and ARENA716 over the answer probes' scored results (`notes`: what each submitted)."""
-    scored = {i: r for i, r in enumerate(results) if r.outcome == "scored" and r.reward is not None}
+    scored = {i: r for i, r in enumerate(results) if r.outcome == EpisodeOutcome.SCORED and r.reward is not None}
     judged = Judged([], set())
     _judge_rewritten(trials, scored, floor, judged)
     _judge_near_misses(trials, scored, notes, judged)
@@ -193,7 +196,7 @@ def _judge_constant(trials: list[AnswerTrial], scored: dict[int, EpisodeResult],
 def constant_summary(trials: list[AnswerTrial], results: list[EpisodeResult], notes: list[str]) -> str:
     """The constant-answer probe's mean and best single instance, for the report (empty when it scored nothing)."""
     runs = [(r, n) for t, r, n in zip(trials, results, notes, strict=True)
-            if t.probe == "constant-answer" and r.outcome == "scored" and r.reward is not None]
+            if t.probe == "constant-answer" and r.outcome == EpisodeOutcome.SCORED and r.reward is not None]
     if not runs:
         return ""
     best, note = max(runs, key=lambda pair: (pair[0].reward, -pair[0].instance))
@@ -209,11 +212,12 @@ def distinctness_findings(package: TaskPackage, oracle_runs: dict[int, EpisodeRe
     found = []
     generator = package.generator
     first = oracle_runs.get(repeat.instance) if repeat else None
-    if repeat and first and repeat.outcome != "setup_error" and first.outcome != "setup_error":
+    if repeat and first and EpisodeOutcome.SETUP_ERROR not in (repeat.outcome, first.outcome):
         what = _difference(first, repeat)
         if what:
             found.append(ARENA715.found(generator, case="irreproducible", instance=repeat.instance, what=what))
-    made = {i: r for i, r in sorted(oracle_runs.items()) if r.outcome != "setup_error" and r.initial_files is not None}
+    made = {i: r for i, r in sorted(oracle_runs.items())
+            if r.outcome != EpisodeOutcome.SETUP_ERROR and r.initial_files is not None}
     seen: dict[str, int] = {}
     for instance, run in made.items():
         key = _fingerprint(run)

@@ -13,7 +13,7 @@ import io
 import json
 from collections import Counter
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, Literal
 
 from sandbox.workspace_files import WorkspaceFile
 
@@ -37,7 +37,7 @@ class Records:
     """One answer file read as records, and how to write records back."""
 
     path: str
-    kind: str  # csv, json or lines
+    kind: Literal["csv", "json", "lines"]
     header: list[str] | None
     rows: list  # csv: lists of fields; json: entries (pairs for an object); lines: strings
     context: Any = None  # csv: (delimiter, line end); json: (root, where the records sit)
