@@ -7,7 +7,8 @@ Layouts under a results folder:
 - version 1, one file per environment: `results/<environment>.json` (schema `results-v1.schema.json`), read only.
 
 Every file is untrusted data: a symbolic link, an oversized or non-UTF-8 file, invalid JSON, a schema violation or
-numbers that contradict each other is a `ResultsError` naming the file and the reason. Rewards and deltas are
+numbers that contradict each other is a `ResultsError` naming the file and the reason. The file names are
+`taskpkg.layouts`'s; `scoring.record` writes records, `scoring.verify` accepts one a job wrote. Rewards and deltas are
 fractions in [0, 1] and [-1, 1]; the leaderboard shows them as percentage points.
 """
 
@@ -28,11 +29,13 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from taskpkg.atomic_files import write_json_atomic
 from taskpkg.domains import DOMAINS
+from taskpkg.layouts import ITEMS_SUFFIX, record_path
+
+__all__ = ["ITEMS_SUFFIX", "DomainResult", "ResultRecord", "ResultsError", "load_record_file", "parse_record",
+           "read_json", "record_path", "record_paths", "validate"]
 
 MAX_BYTES = 1024 * 1024
-ITEMS_SUFFIX = ".items.json"
 CONSISTENCY_TOLERANCE = 1e-3  # a tenth of a point: room for numbers rounded to four decimals, none for edits
 
 
@@ -284,51 +287,3 @@ def load_record_file(path: Path, version: int) -> ResultRecord:
         raise ResultsError(f"{path}: holds run {record.run_id} of {record.environment!r}; it belongs at "
                            f"{record.environment}/{record.run_id}.json")
     return record
-
-
-def record_path(results_dir: Path, environment: str, run_id: str) -> Path:
-    """Where a version-2 record lives."""
-    return results_dir / environment / f"{run_id}.json"
-
-
-def write_record(results_dir: Path, data: dict[str, Any], items: dict[str, Any] | None = None) -> ResultRecord:
-    """Validate a version-2 record (and its items file) and write both atomically, the items file first, so a
-    record is never seen without its items. Returns the record as read back. Raises ResultsError on invalid data."""
-    target = record_path(results_dir, str(data.get("environment")), str(data.get("run_id")))
-    record = parse_record(data, str(target))
-    if record.version != 2:
-        raise ResultsError(f"{target}: only version 2 records are written")
-    if items is not None:
-        from scoring.items import items_path, parse_items  # items imports this module
-
-        parse_items(items, str(items_path(target)), record)
-        write_json_atomic(items_path(target), items)
-    write_json_atomic(target, data)
-    return record
-
-
-def accept_job_result(payload: object, environment: str, commit: str, source: str,
-                      max_bytes: int = MAX_BYTES) -> tuple[dict[str, Any], dict[str, Any], ResultRecord]:
-    """A job's result block (launch.result_block), read as untrusted data: a complete version-2 record for exactly
-    this environment and commit, within size, with its items file, every number of the record recomputed from the
-    items (scoring.verify). Returns (record data, items data, parsed record); raises ResultsError naming source and
-    what is wrong (the field, for numbers that do not follow from the items)."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("record"), dict):
-        raise ResultsError(f"{source}: the result holds no results record")
-    data, items = payload["record"], payload.get("items")
-    if len(json.dumps(data)) > max_bytes or (items is not None and len(json.dumps(items)) > 16 * max_bytes):
-        raise ResultsError(f"{source}: the results record is larger than the {max_bytes} bytes a record may hold")
-    record = parse_record(data, source)
-    if record.version != 2:
-        raise ResultsError(f"{source}: a job must write a version 2 record, not version {record.version}")
-    if (record.environment, record.commit) != (environment, commit):
-        raise ResultsError(f"{source}: the record is for {record.environment} at {record.commit}, not the job's "
-                           f"{environment} at {commit}")
-    if not record.complete:
-        raise ResultsError(f"{source}: the record says the run is incomplete; nothing is published from a partial "
-                           "run")
-    from scoring.verify import check_record  # verify imports this module
-
-    check_record(record, items, source)
-    assert isinstance(items, dict)
-    return data, items, record

@@ -12,6 +12,7 @@ from pathlib import Path
 from estimates.bootstrap import paired_difference
 from sandbox.episode import Sandbox
 from taskpkg.atomic_files import write_json_atomic
+from taskpkg.layouts import ADAPTER_DIR
 from taskpkg.model import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.metrics import keep_transcripts
@@ -32,7 +33,7 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     k = settings["samples"]
     say(f"in-domain lift: base and trained model on {len(instances)} held-out instance(s), {k} sample(s) "  # type: ignore[operator]  # say is any callable taking one line
         "each")
-    base_backend, trained_backend = open_backends(recipe, base, out / "adapter")
+    base_backend, trained_backend = open_backends(recipe, base, out / ADAPTER_DIR)
     assert trained_backend is not None
     chat = chat_settings(recipe, settings["max_new_tokens"])
     jobs = [(i, s) for i in instances for s in range(k)]

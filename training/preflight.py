@@ -26,6 +26,7 @@ from estimates.groups import has_signal, judged, pass_at_k, pass_rate_estimate, 
 from estimates.learnability import CONTINUE, REFUSE, SignalTest, judge
 from sandbox.episode import EpisodeResult, Sandbox
 from taskpkg.atomic_files import write_json_atomic
+from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
 from taskpkg.model import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.metrics import keep_transcripts
@@ -197,11 +198,11 @@ def preflight_gate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
 def preflight_refusal(out: Path) -> dict | None:
     """The pre-flight of a run in `out` that the pre-flight stopped before any training (nothing else to keep)."""
     try:
-        manifest = json.loads((out / "manifest.json").read_text())
+        manifest = json.loads((out / MANIFEST_FILE).read_text())
     except (OSError, ValueError):
         return None
     report = manifest.get("preflight") or {}
-    trained = any((out / "checkpoints").glob("checkpoint-*")) or (out / "adapter").exists()
+    trained = any((out / CHECKPOINTS_DIR).glob("checkpoint-*")) or (out / ADAPTER_DIR).exists()
     if manifest.get("status") == "stopped" and (report.get("verdict") or {}).get("decision") == REFUSE and not trained:
         return report
     return None

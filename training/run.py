@@ -23,19 +23,15 @@ from pathlib import Path
 
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.digest import git_commit, tree_digest
+from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
 from taskpkg.model import TaskPackage
 from training.environment import RolloutPool
 from training.evaluate import chat_settings
 from training.evidence import NO_EFFECTIVE_UPDATE, lora_change, lora_snapshot, no_update_reason, update_evidence
 from training.in_domain import in_domain_lift
-from training.manifest import (
-    folder_digest,
-    hardware,
-    library_versions,
-    now_iso,
-    write_json_atomically,
-)
+from training.manifest import folder_digest, hardware, library_versions, now_iso
 from training.metrics import Progress, RunLog
 from training.pins import check_pin, hub_snapshot
 from training.preflight import preflight_gate, preflight_refusal
@@ -196,7 +192,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     manifest.update({"finished_at": now_iso(), "wall_s": round(time.monotonic() - wall_started, 1), "gpus": gpus,
                      "total_wall_s": clock.wall_s, "gpu_hours": clock.gpu_hours, "segments": len(clock.segments),
                      "status": status, "reason": reason})
-    write_json_atomically(options.out / "manifest.json", manifest)
+    write_json_atomic(options.out / MANIFEST_FILE, manifest, sort_keys=True)
     return TrainOutcome(status, reason, manifest)
 
 
@@ -206,7 +202,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     out = options.out
     log = RunLog(out, recipe.data.get("transcripts", {}).get("every_steps", 1),
                  recipe.data.get("transcripts", {}).get("per_step", 0), recipe["grpo"]["num_generations"])
-    checkpoint = latest_checkpoint(out / "checkpoints") if options.resume else None
+    checkpoint = latest_checkpoint(out / CHECKPOINTS_DIR) if options.resume else None
     if checkpoint is not None:
         resumed_at = int(checkpoint.name.removeprefix("checkpoint-"))
         log.forget_after(resumed_at)
@@ -217,7 +213,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     chat = chat_settings(recipe, recipe["grpo"]["max_completion_length"])
     pool = RolloutPool(sandbox, package, chat.tools, recipe["episodes"]["concurrency"])
     try:
-        trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / "checkpoints", gpus > 0)
+        trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / CHECKPOINTS_DIR, gpus > 0)
         before = lora_snapshot(trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     finally:
@@ -232,7 +228,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     if not evidence["effective"]:
         return NO_EFFECTIVE_UPDATE, no_update_reason(evidence)
     _save_adapter(trainer, out)
-    manifest["adapter"] = {"path": "adapter", "digest": folder_digest(out / "adapter")}
+    manifest["adapter"] = {"path": ADAPTER_DIR, "digest": folder_digest(out / ADAPTER_DIR)}
     manifest["in_domain"] = in_domain_lift(sandbox, package, recipe, base, out, heldout, progress.say)
     return "completed", None
 
@@ -243,5 +239,5 @@ def _save_adapter(trainer: object, out: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     trainer.model.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     trainer.processing_class.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
-    shutil.rmtree(out / "adapter", ignore_errors=True)
-    staging.rename(out / "adapter")
+    shutil.rmtree(out / ADAPTER_DIR, ignore_errors=True)
+    staging.rename(out / ADAPTER_DIR)
