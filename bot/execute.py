@@ -36,7 +36,7 @@ from bot.actions import (
 )
 from bot.markers import reply_marker
 from bot.model import Config, Facts, Pull
-from bot.report_input import ReportError, load_report
+from bot.report_input import ReportError, read_report
 from bot.sticky import ARENA_LABELS, LABEL_PASS, StickyState
 
 MAX_ROUNDS = 4  # plan → write → check; two racing runs settle within two rounds
@@ -81,7 +81,7 @@ def gather(run: Run, need: Need, facts: Facts) -> None:
         facts.job = stored.record if stored else None
     elif what == "report":
         try:
-            facts.report = load_report(run.env.get("ARENA_REPORT_DIR"))
+            facts.report = read_report(run.env.get("ARENA_REPORT_DIR"))
         except ReportError as exc:
             facts.report_error = str(exc)
     else:
