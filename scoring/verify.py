@@ -89,7 +89,7 @@ def check_numbers(data: dict[str, Any], items: dict[str, Any] | ItemScores, sour
                            "is accepted only with the numbers its items yield")
 
 
-def check_record(record: ResultRecord, items: dict | None, source: str) -> ItemScores | None:
+def check_record(record: ResultRecord, items: object, source: str) -> ItemScores | None:
     """A parsed record checked against its items file's JSON: consistent, and every number recomputed. Version 2
     needs its items file; version 1 has none to check (it is never ranked)."""
     if record.version != 2:
@@ -153,13 +153,13 @@ def load_checked(results_dir: Path | None, progress: Callable[[int, int], None] 
     runs: list[CheckedRun] = []
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            for batch in pool.map(_check_files, batches):
-                runs += batch
+            for done in pool.map(_check_files, batches):
+                runs += done
                 if progress is not None:
                     progress(len(runs), len(paths))
     else:
-        for batch in batches:
-            runs += _check_files(batch)
+        for chunk in batches:
+            runs += _check_files(chunk)
             if progress is not None:
                 progress(len(runs), len(paths))
     return sorted(runs, key=lambda r: (r.record.environment, r.record.evaluated, r.record.run_id))

@@ -92,11 +92,11 @@ def check_machine(recipe: Recipe) -> int:
     if not recipe.on_gpu:
         return 0
     if not torch.cuda.is_available():
-        kinds = ", ".join(recipe["hardware"].get("gpu_types", ["any"]))
+        kinds = ", ".join(recipe.hardware.gpu_types or ("any",))
         raise TrainingError(f"the recipe {recipe.name} needs a CUDA GPU ({kinds}) and this machine has none; run it "
                             "on a GPU machine (arena launch --backend skypilot) or "
                             "use --recipe cpu-small here", environment=True)
-    if recipe["generation"]["backend"] == "vllm":
+    if recipe.generation.backend == "vllm":
         try:
             import vllm  # noqa: F401
         except ImportError:
@@ -106,18 +106,18 @@ def check_machine(recipe: Recipe) -> int:
 
 def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
     """The base the LoRA trains on (warm-up merged in where the recipe says) and how to name it in manifests."""
-    spec = recipe["model"]["base"]
+    spec = recipe.model.base
     try:
         local = resolve_local_model(spec)
     except ModelUnavailable as exc:
         if Path(spec).exists() or "/" not in spec or spec.startswith("."):
             raise TrainingError(str(exc), environment=True) from None
-        revision = recipe["model"].get("revision")
+        revision = recipe.model.revision
         snapshot = hub_snapshot(spec, revision)  # the pinned commit's files: what training and scoring both load
         return snapshot, {"name": spec, "revision": revision, "path": snapshot, "source": "hub"}
     check_pin(recipe, local)  # the bundled model must be the revision the recipe pins
     try:  # a kept warm-up adapter that fails its digest check stops the run with what to do
-        warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
+        warmed: LocalModel = warmed_base(local, recipe.model.warmup, say)
     except ModelUnavailable as exc:
         raise TrainingError(str(exc), environment=True) from None
     return str(warmed.path), {"name": warmed.name, "revision": warmed.revision, "path": str(warmed.path),
@@ -156,7 +156,7 @@ def rerun_command(package: TaskPackage, recipe: Recipe, out: Path) -> str:
 def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
           progress: Progress | None = None) -> TrainOutcome:
     """The whole run. Raises TrainingError (with what to do) when it cannot start or go on."""
-    progress = progress or Progress(recipe["grpo"]["steps"])
+    progress = progress or Progress(recipe.grpo.steps)
     say = progress.say
     gpus = check_machine(recipe)
     overridden = prepare_output(options.out, options.resume, options.skip_calibration,
@@ -165,8 +165,8 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental: docs/TRAINING.md
     started, wall_started = now_iso(), time.monotonic()
-    train_instances, heldout = split_seeds(package.instance_count, recipe["seeds"]["shuffle_seed"],
-                                           recipe["seeds"]["heldout"])
+    train_instances, heldout = split_seeds(package.instance_count, recipe.seeds.shuffle_seed,
+                                           recipe.seeds.heldout)
     base, base_info = base_model(recipe, say)
     manifest = {
         "manifest_version": MANIFEST_VERSION, "environment": package.name, "package_digest":
@@ -174,7 +174,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
         "commit": options.commit or git_commit(package.root),
         "recipe": {"name": recipe.name, "source": recipe.source, "digest": recipe.digest,
                    "overrides": recipe.overrides, "data": recipe.data},
-        "base_model": base_info, "seeds": {"shuffle_seed": recipe["seeds"]["shuffle_seed"],
+        "base_model": base_info, "seeds": {"shuffle_seed": recipe.seeds.shuffle_seed,
                                            "train_instances": len(train_instances), "heldout": heldout},
         "libraries": library_versions(), "hardware": hardware(), "started_at": started}
     with Sandbox() as sandbox, contextlib.closing(progress):
@@ -200,8 +200,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
           heldout: list[int], options: TrainOptions, manifest: dict, progress: Progress,
           gpus: int) -> tuple[str, str | None]:
     out = options.out
-    log = RunLog(out, recipe.data.get("transcripts", {}).get("every_steps", 1),
-                 recipe.data.get("transcripts", {}).get("per_step", 0), recipe["grpo"]["num_generations"])
+    log = RunLog(out, recipe.transcripts.every_steps, recipe.transcripts.per_step, recipe.grpo.num_generations)
     checkpoint = latest_checkpoint(out / CHECKPOINTS_DIR) if options.resume else None
     if checkpoint is not None:
         resumed_at = int(checkpoint.name.removeprefix("checkpoint-"))
@@ -210,8 +209,8 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
         manifest["resumed_from_step"] = resumed_at
     elif options.resume:
         log.forget_after(0)  # killed before its first checkpoint: it starts over, its earlier lines go
-    chat = chat_settings(recipe, recipe["grpo"]["max_completion_length"])
-    pool = RolloutPool(sandbox, package, chat.tools, recipe["episodes"]["concurrency"])
+    chat = chat_settings(recipe, recipe.grpo.max_completion_length)
+    pool = RolloutPool(sandbox, package, chat.tools, recipe.episodes.concurrency)
     try:
         trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / CHECKPOINTS_DIR, gpus > 0)
         before = lora_snapshot(trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
