@@ -22,13 +22,16 @@ from pathlib import Path
 from typing import Any
 
 from scoring.items import ItemScores
-from scoring.results import ResultRecord, ResultsError, parse_record
-from scoring.statistics import CONFIDENCE, RESAMPLES, item_means, summarize
+from scoring.results import ArmErrors, ResultRecord, ResultsError, Settings, SuiteInfo, TrainingSummary, parse_record
+from scoring.statistics import item_means, summarize
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.domains import DOMAINS
 from taskpkg.layouts import items_path, record_path
 
 METHOD = "stratified-cluster-bootstrap-t"  # bootstrap standard errors, t intervals at Satterthwaite's df
+
+__all__ = ["METHOD", "ArmErrors", "PairedItem", "RunInfo", "Settings", "SuiteInfo", "TrainingSummary", "build_items",
+           "build_run", "run_id", "statistics_fields", "write_record", "write_run"]
 
 
 @dataclass(frozen=True)
@@ -41,50 +44,6 @@ class PairedItem:
     base: tuple[float, ...] = ()
     trained: tuple[float, ...] = ()
     error: str | None = None  # why it is excluded from both arms, e.g. "base_error"
-
-
-@dataclass(frozen=True)
-class SuiteInfo:
-    """The suite a run was scored on."""
-
-    name: str
-    version: str
-    items: int
-    public: bool
-    digest: str  # scoring.suite.suite_digest: "sha256:<64 hex>" over items, instances and packages
-
-
-@dataclass(frozen=True)
-class TrainingSummary:
-    """The training manifest, summarised for the record."""
-
-    manifest_digest: str
-    recipe: str
-    recipe_hash: str
-    steps: int
-    gpu_hours: float
-    wall_s: float
-    hardware: str
-    reward_curve: tuple[tuple[int, float], ...] = ()
-    in_domain: dict[str, Any] | None = None  # the in-domain lift on the environment's held-out instances
-    preflight: str | None = None  # the learnability pre-flight's one line (training/preflight.py)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How the statistics were computed; part of the run id."""
-
-    resamples: int = RESAMPLES
-    confidence: float = CONFIDENCE
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class ArmErrors:
-    """One arm's episodes whose verifier (or setup) errored: at least once, and still after every retry."""
-
-    retried: int = 0
-    unresolved: int = 0
 
 
 @dataclass(frozen=True)
