@@ -53,8 +53,12 @@ class ItemScores:
         if len(set(every_id)) != len(every_id):
             raise ResultsError(f"{source}: items: an item id appears twice")
         if record is not None:
-            _check_against(scores, record, source)
+            scores.check_against(record, source)
         return scores
+
+    def check_against(self, record: ResultRecord, source: str) -> None:
+        """ResultsError unless these are the record's items: same run, suite and K, its per-domain counts and means."""
+        _check_against(self, record, source)
 
     def to_json(self) -> dict[str, Any]:
         """The items file's JSON (schema items-v1.schema.json)."""

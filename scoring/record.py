@@ -31,7 +31,7 @@ from taskpkg.layouts import items_path, record_path
 METHOD = "stratified-cluster-bootstrap-t"  # bootstrap standard errors, t intervals at Satterthwaite's df
 
 __all__ = ["METHOD", "ArmErrors", "PairedItem", "RunInfo", "Settings", "SuiteInfo", "TrainingSummary", "build_items",
-           "build_run", "run_id", "statistics_fields", "write_record", "write_run"]
+           "build_run", "record_json", "run_id", "statistics_fields", "write_record", "write_run"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,12 @@ def build_run(items: Sequence[PairedItem], run: RunInfo,
               evaluated_at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
     """The record and the items file, as JSON-ready dicts. ValueError for inconsistent input."""
     scores = build_items(items, run)
+    return record_json(scores, run, len(items), evaluated_at), scores.to_json()
+
+
+def record_json(scores: ItemScores, run: RunInfo, given: int, evaluated_at: datetime | None = None) -> dict[str, Any]:
+    """The version-2 record's JSON: the run's metadata and the numbers its scores give (`given`: how many suite
+    items were handed over, scored or excluded)."""
     moment = (evaluated_at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     training = run.training
     record = {
@@ -134,7 +140,7 @@ def build_run(items: Sequence[PairedItem], run: RunInfo,
         "samples_per_item": run.samples_per_item, "harness_version": run.harness_version,
         "sampling": run.sampling, "libraries": run.libraries,
         "evaluated_at": moment.isoformat().replace("+00:00", "Z"),
-        "complete": not scores.excluded and len(items) == run.suite.items,
+        "complete": not scores.excluded and given == run.suite.items,
         "evaluation": {"retries": run.retries,
                        "errors": {arm: asdict(run.errors.get(arm, ArmErrors())) for arm in ("base", "trained")}},
         **statistics_fields(scores, run.settings),
@@ -146,7 +152,7 @@ def build_run(items: Sequence[PairedItem], run: RunInfo,
                      **({"in_domain": training.in_domain} if training.in_domain else {}),
                      **({"preflight": training.preflight} if training.preflight else {})},
     }
-    return record, scores.to_json()
+    return record
 
 
 def statistics_fields(scores: ItemScores, settings: Settings) -> dict[str, Any]:
@@ -173,21 +179,28 @@ def statistics_fields(scores: ItemScores, settings: Settings) -> dict[str, Any]:
 
 def write_run(results_dir: Path, items: Sequence[PairedItem], run: RunInfo,
               evaluated_at: datetime | None = None) -> ResultRecord:
-    """Build and write a run's record and items file (write_record); returns the record."""
-    return write_record(results_dir, *build_run(items, run, evaluated_at))
+    """Build and write a run's record and its items (write_record); returns the record."""
+    scores = build_items(items, run)
+    return write_record(results_dir, record_json(scores, run, len(items), evaluated_at), scores)
 
 
-def write_record(results_dir: Path, data: dict[str, Any], items: dict[str, Any] | None = None) -> ResultRecord:
-    """The one writer of results files: validate a version-2 record (and its items file, against the record) and
-    write both atomically at their layout places, the items file first, so a record is never seen without its items.
-    Whoever built the JSON (this module, or a job whose result was accepted), nothing invalid is written. Returns
-    the typed record. Raises ResultsError on invalid data, writing nothing."""
+def write_record(results_dir: Path, data: dict[str, Any],
+                 items: ItemScores | dict[str, Any] | None = None) -> ResultRecord:
+    """The one writer of results files: a version-2 record, validated (schema and consistency: nothing invalid is
+    written, whoever built it), and its items (typed, or an items file's JSON from a job, validated), checked against
+    the record; both written atomically at their layout places, the items file first, so a record is never seen
+    without its items. Returns the typed record. Raises ResultsError on invalid data, writing nothing."""
     target = record_path(results_dir, str(data.get("environment")), str(data.get("run_id")))
     record = parse_record(data, str(target))
     if record.version != 2:
         raise ResultsError(f"{target}: only version 2 records are written")
     if items is not None:
-        ItemScores.from_json(items, str(items_path(target)), record)
-        write_json_atomic(items_path(target), items)
+        beside = items_path(target)
+        if isinstance(items, ItemScores):
+            items.check_against(record, str(beside))
+            write_json_atomic(beside, items.to_json())
+        else:
+            ItemScores.from_json(items, str(beside), record)
+            write_json_atomic(beside, items)
     write_json_atomic(target, data)
     return record
