@@ -130,3 +130,17 @@ def test_a_shipped_recipe_reads_into_its_typed_sections(name: str) -> None:
                 assert got == value, (name, section, key)
     assert isinstance(recipe.generation, Generation)
     assert recipe.grpo.steps == recipe["grpo"]["steps"] and load_recipe(name, steps=3).grpo.steps == 3
+
+
+def test_the_results_modules_import_one_way() -> None:
+    """results ← items ← record ← verify, with no import back up (not even inside a function)."""
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent / "scoring"
+    order = ["results", "items", "record", "verify"]
+    for at, name in enumerate(order):
+        tree = ast.parse((root / f"{name}.py").read_text(encoding="utf-8"))
+        imported = {node.module.removeprefix("scoring.") for node in ast.walk(tree)
+                    if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scoring.")}
+        assert not imported & set(order[at:]), (name, imported & set(order[at:]))
