@@ -25,7 +25,9 @@ from launch.package_source import ExtractError, extract
 from launch.skypilot_task import SkyPilotConfig, SkyPilotConfigError, render_yaml
 from launch.spec import PROFILES, JobSpec, SpecError
 from launch.state import Conflict, FolderStore, JobRecord, JobState
-from scoring.results import ResultsError, accept_job_result, record_path, write_record
+from scoring.record import write_record
+from scoring.results import ResultsError, record_path
+from scoring.verify import accept_job_result
 from taskpkg.digest import git_commit, package_digest
 from taskpkg.loader import load_package
 

@@ -23,6 +23,7 @@ from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable, engine_available
 from scoring.evaluation import PROFILES, EvaluationFailed
 from scoring.gate_run import DEFAULT_SAMPLES, GateError, make_suite_instances, run_gate
+from scoring.results import record_path
 from scoring.score_run import ScoreOptions, ScoringError, score
 from scoring.suite import (
     ENV_VARIABLE,
@@ -39,6 +40,7 @@ from scoring.suite_check import Finding, check_episodes, check_layout
 from scoring.suite_instances import CACHE_FOLDER, Progress
 from taskpkg.discover import display_path
 from taskpkg.domains import DOMAINS
+from taskpkg.layouts import RESULTS_DIR
 from taskpkg.loader import load_package
 from validators.checking import check_packages
 from validators.dynamic import pick_instances
@@ -242,15 +244,14 @@ def _evaluate(path: Path, suite: Suite, options: ScoreOptions) -> None:
     interval = record.macro_interval or (0.0, 0.0)
     click.echo(f"{record.environment}: macro delta {record.macro_delta * 100:+.1f} points "
                f"[{interval[0] * 100:+.1f}, {interval[1] * 100:+.1f}], verdict {record.verdict}")
-    errors = record.raw["evaluation"]["errors"]
     if not record.complete:
-        excluded = sum(d.get("excluded", 0) for d in record.raw["domains"].values())
+        excluded = sum(d.excluded for d in record.domains)
         click.echo(f"incomplete: {excluded} item(s) excluded because the base model's verifier still erred after "
-                   f"{record.raw['evaluation']['retries']} retries; this run is never ranked", err=True)
-    if errors["trained"]["unresolved"]:
-        click.echo(f"note: {errors['trained']['unresolved']} trained-arm episode(s) still erred after every retry "
-                   "and scored 0", err=True)
-    click.echo(str(options.out / "results" / record.environment / f"{record.run_id}.json"))
+                   f"{record.retries} retries; this run is never ranked", err=True)
+    unresolved = record.errors["trained"].unresolved if record.errors else 0
+    if unresolved:
+        click.echo(f"note: {unresolved} trained-arm episode(s) still erred after every retry and scored 0", err=True)
+    click.echo(str(record_path(options.out / RESULTS_DIR, record.environment, record.run_id)))
 
 
 @click.command(name="score", epilog=("Exit codes: 0 the gate passed; 1 the package is flagged, cannot be read or its "

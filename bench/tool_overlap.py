@@ -77,7 +77,7 @@ def main() -> None:
     recipe = load_recipe("cpu-small")
     package = load_package(Path(args.package)).package
     assert package is not None, f"{args.package} does not load"
-    rollouts, workers = recipe["grpo"]["num_generations"], recipe["episodes"]["concurrency"]
+    rollouts, workers = recipe.grpo.num_generations, recipe.episodes.concurrency
     times: dict[str, list[float]] = {"serial": [], "overlapped": []}
     turns = script(args.command_seconds)
     with Sandbox() as sandbox:

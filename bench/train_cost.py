@@ -79,21 +79,21 @@ def main() -> None:
     lift = manifest.get("in_domain") or {}
     episodes = 2 * len(lift.get("instances") or []) * lift.get("samples", 1)
     per_episode = in_domain_s / max(episodes, 1)
-    full = recipe["grpo"]["steps"]
-    g, pre = recipe["grpo"]["num_generations"], recipe["preflight"]
-    pre_best, pre_worst = pre["instances"] * g * per_sample, pre["max_instances"] * g * per_sample
-    lift_full = 2 * recipe["in_domain"]["instances"] * recipe["in_domain"]["samples"] * per_episode
+    full = recipe.grpo.steps
+    g, pre = recipe.grpo.num_generations, recipe.preflight
+    pre_best, pre_worst = pre.instances * g * per_sample, pre.max_instances * g * per_sample
+    lift_full = 2 * recipe.in_domain.instances * recipe.in_domain.samples * per_episode
     gpus = int(manifest.get("gpus") or 0)
     hardware = manifest["hardware"]
     where = f"{len(hardware['gpus'])}x {hardware['gpus'][0]}" if hardware["gpus"] else f"CPU ({hardware['cpus']} cores)"
     low, high = startup + pre_best + full * steady + lift_full, startup + pre_worst + full * steady + lift_full
     rows = [("start-up (model, image)", f"measured once: {startup:.0f} s", startup, startup),
-            ("pre-flight", f"{per_sample:.1f} s/sample x {pre['instances'] * g}–{pre['max_instances'] * g} samples",
+            ("pre-flight", f"{per_sample:.1f} s/sample x {pre.instances * g}–{pre.max_instances * g} samples",
              pre_best, pre_worst),
             ("GRPO steps", f"{steady:.1f} s/step (median of {len(step_s)} measured) x {full} steps", full * steady,
              full * steady),
-            ("in-domain lift", f"{per_episode:.1f} s/episode x {recipe['in_domain']['instances']} instances x "
-             f"{recipe['in_domain']['samples']} samples x 2 arms", lift_full, lift_full)]
+            ("in-domain lift", f"{per_episode:.1f} s/episode x {recipe.in_domain.instances} instances x "
+             f"{recipe.in_domain.samples} samples x 2 arms", lift_full, lift_full)]
     print(f"recipe {recipe.name} on {where}; measured run: {args.steps} steps, {preflight['samples']} pre-flight "
           f"samples, {episodes} in-domain episodes, {total:.0f} s wall, step times "
           + ", ".join(f"{s:.1f}" for s in step_s))

@@ -14,11 +14,12 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
 from urllib.parse import quote
 
 from bot.markers import MARKER
 from bot.sticky import StickyState
+from taskpkg.diagnostics import Diagnostic, Severity
+from validators.report import PackageReport, Report
 
 LIMIT = 65_536
 BUDGET = 60_000  # leaves room for the fixed parts of a body
@@ -115,31 +116,31 @@ def frame(state: StickyState, ctx: Context, heading: str, blocks: list[str]) -> 
     return body
 
 
-def verdict_body(state: StickyState, ctx: Context, report: dict[str, Any], package: dict[str, Any]) -> str:
+def verdict_body(state: StickyState, ctx: Context, report: Report, package: PackageReport) -> str:
     """The verdict on a package: failed and warned findings with links, timings, how to reproduce, passed checks."""
-    passed = package["verdict"] == "pass"
-    counts = package["counts"]
+    passed = package.passed
     heading = (f"## {'✅' if passed else '❌'} Arena check {'passed' if passed else 'failed'}: "
-               f"`{ctx.package}` · {_plural(counts['error'], 'error')}, {_plural(counts['warning'], 'warning')}")
-    title = f" (“{inline(package['title'], 200)}”)" if package.get("title") else ""
+               f"`{ctx.package}` · {_plural(package.count(Severity.ERROR), 'error')}, "
+               f"{_plural(package.count(Severity.WARNING), 'warning')}")
+    title = f" (“{inline(package.title, 200)}”)" if package.title else ""
     intro = f"Package `environments/{ctx.package}`{title} at commit {ctx.commit_link()}."
     if passed:
         intro += " It is ready for review; a maintainer can start training with `/arena train`."
-    findings = sorted((d for d in package["diagnostics"] if d["severity"] != "info"),
-                      key=lambda d: d["severity"] != "error")
-    blocks = [intro, *_findings_table(ctx, package["path"], findings), _timings(report, package), ctx.reproduce()]
+    findings = sorted((d for d in package.diagnostics if d.severity is not Severity.INFO),
+                      key=lambda d: d.severity is not Severity.ERROR)
+    blocks = [intro, *_findings_table(ctx, package.path, findings), _timings(report, package), ctx.reproduce()]
     blocks.append(_passed_details(package))
     return frame(state, ctx, heading, [b for b in blocks if b])
 
 
-def _findings_table(ctx: Context, package_path: str, findings: list[dict[str, Any]]) -> list[str]:
+def _findings_table(ctx: Context, package_path: str, findings: list[Diagnostic]) -> list[str]:
     if not findings:
         return []
     rows = ["| | check | where | problem | how to fix |", "|---|---|---|---|---|"]
     used = sum(map(len, rows))
     for shown, d in enumerate(findings):
-        row = (f"| {_SEVERITY_ICON[d['severity']]} | `{d['check_id']}` | "
-               f"{ctx.blob_link(package_path, d['file'], d['line'])} | {inline(d['message'])} | {inline(d['fix'])} |")
+        row = (f"| {_SEVERITY_ICON[d.severity]} | `{d.check_id}` | "
+               f"{ctx.blob_link(package_path, d.file, d.line)} | {inline(d.message)} | {inline(d.fix)} |")
         if used + len(row) > BUDGET // 2:
             rows.append(f"| … | | | {len(findings) - shown} more findings not shown | see the "
                         f"{f'[Actions run]({ctx.run_url})' if ctx.run_url else 'Actions run'} |")
@@ -149,10 +150,10 @@ def _findings_table(ctx: Context, package_path: str, findings: list[dict[str, An
     return ["\n".join(rows)]
 
 
-def _timings(report: dict[str, Any], package: dict[str, Any]) -> str:
-    text = (f"**Timings:** {report['mode']} checks of this package took {_duration(package['duration_ms'] / 1000)} "
-            f"(whole run {_duration(report['duration_s'])}).")
-    trials = package.get("trials") or []
+def _timings(report: Report, package: PackageReport) -> str:
+    text = (f"**Timings:** {report.mode} checks of this package took {_duration(package.duration_ms / 1000)} "
+            f"(whole run {_duration(report.duration_s)}).")
+    trials = package.trials
     if trials:
         slowest = max(trials, key=lambda t: t["duration_s"])
         text += (f" {len(trials)} trials, {_duration(sum(t['duration_s'] for t in trials))} in all; slowest "
@@ -160,13 +161,13 @@ def _timings(report: dict[str, Any], package: dict[str, Any]) -> str:
     return text
 
 
-def _passed_details(package: dict[str, Any]) -> str:
-    passed = [c for c in package["checks"] if c["status"] == "passed"]
-    notes = [d for d in package["diagnostics"] if d["severity"] == "info"]
+def _passed_details(package: PackageReport) -> str:
+    passed = [c for c in package.check_outcomes() if c["status"] == "passed"]
+    notes = [d for d in package.diagnostics if d.severity is Severity.INFO]
     if not passed and not notes:
         return ""
     lines = [f"- ✅ `{c['check_id']}` {inline(c['title'], 200)}" for c in passed]
-    lines += [f"- ℹ️ `{d['check_id']}` {inline(d['message'])}" for d in notes]
+    lines += [f"- ℹ️ `{d.check_id}` {inline(d.message)}" for d in notes]
     kept: list[str] = []
     used = 0
     for line in lines:

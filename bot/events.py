@@ -28,6 +28,8 @@ from bot.comment import Context, inline
 from bot.model import Config, Fact, Facts, Pull
 from bot.sticky import LABEL_CAP, StickyState, Verdict
 from taskpkg.changes import classify_changes
+from taskpkg.diagnostics import Severity
+from validators.report import PackageReport
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 PR_ACTIONS = ("opened", "reopened", "synchronize", "edited")
@@ -114,17 +116,18 @@ def _assess(pull: Pull, candidates: list[Pull], run: dict[str, Any], facts: Fact
     package = _package(facts, name)
     if isinstance(package, str):
         return _error_notice(pull, ctx, state, package)
-    passed = package["verdict"] == "pass"
+    passed = package.passed
     if passed and run.get("conclusion") != "success":
         return _error_notice(pull, ctx, state, f"the report says pass, but GitHub marked the validation run "
                              f"{inline(str(run.get('conclusion')), 40)}; only a successful run can pass",
                              "this validation run cannot give a verdict")
     verdict = StickyState(pull.head_sha, pull.base_ref, Verdict.PASS if passed else Verdict.FAIL, name, *state,
-                          package.get("digest"))
-    counts = package["counts"]
-    description = (f"Arena check passed ({counts['warning']} warnings)" if passed
-                   else f"Arena check failed: {counts['error']} errors, {counts['warning']} warnings")
-    return Publish(pull.number, comment.verdict_body(verdict, ctx, facts.report or {}, package), verdict, description,
+                          package.digest)
+    errors, warnings = package.count(Severity.ERROR), package.count(Severity.WARNING)
+    description = (f"Arena check passed ({warnings} warnings)" if passed
+                   else f"Arena check failed: {errors} errors, {warnings} warnings")
+    assert facts.report is not None  # _package found the package in it
+    return Publish(pull.number, comment.verdict_body(verdict, ctx, facts.report, package), verdict, description,
                    ctx.run_url)
 
 
@@ -149,15 +152,15 @@ def _time(text: object) -> datetime | None:
         return None
 
 
-def _package(facts: Facts, name: str | None) -> dict[str, Any] | str:
+def _package(facts: Facts, name: str | None) -> PackageReport | str:
     """The report's entry for environments/<name>, or why there is none."""
     if facts.report_error or facts.report is None:
         return inline(facts.report_error or "no report was found")
     wanted = f"environments/{name}"
-    packages = facts.report["packages"]
-    found: list[dict[str, Any]] = [p for p in packages if PurePosixPath(p["path"]).as_posix() == wanted]
+    packages = facts.report.packages
+    found = [p for p in packages if PurePosixPath(p.path).as_posix() == wanted]
     if len(packages) != 1 or not found:
-        paths = ", ".join(inline(p["path"], 80) for p in packages[:5]) or "nothing"
+        paths = ", ".join(inline(p.path, 80) for p in packages[:5]) or "nothing"
         return f"the report describes {paths}, not `{wanted}` alone"
     return found[0]
 

@@ -37,7 +37,7 @@ from bot.actions import (
 )
 from bot.markers import reply_marker
 from bot.model import Config, Fact, Facts, Pull
-from bot.report_input import ReportError, load_report
+from bot.report_input import ReportError, read_report
 from bot.sticky import ARENA_LABELS, LABEL_PASS, StatusState, StickyState
 
 MAX_ROUNDS = 4  # plan → write → check; two racing runs settle within two rounds
@@ -105,7 +105,7 @@ def _job(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
 
 def _report(run: Run, facts: Facts, args: tuple[Any, ...]) -> None:
     try:
-        facts.report = load_report(run.env.get("ARENA_REPORT_DIR"))
+        facts.report = read_report(run.env.get("ARENA_REPORT_DIR"))
     except ReportError as exc:
         facts.report_error = str(exc)
 

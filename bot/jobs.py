@@ -3,7 +3,7 @@ its end, publishing the results on the PR and the state branch.
 
 The job's life (launch once, compare-and-swap records, one backend call per poll) is launch.lifecycle's; what
 comes back from a job is untrusted (it ran contributor code): its results are accepted through
-scoring.results.accept_job_result, and nothing it printed reaches a comment except through bot.job_comments.
+scoring.verify.accept_job_result, and nothing it printed reaches a comment except through bot.job_comments.
 Nothing on the GPU machine holds a GitHub credential: results travel back in the job's log.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot import github_api, job_comments, writes
@@ -27,9 +27,10 @@ from launch.ceiling import Ceiling
 from launch.spec import JobSpec
 from launch.state import JobRecord, JobState, Stored
 from scoring.ranking import Standing, standings
-from scoring.results import ResultsError, accept_job_result, parse_record
-from scoring.verify import check_record
+from scoring.results import ResultsError, parse_record
+from scoring.verify import accept_job_result, check_record
 from taskpkg.frontmatter import read_frontmatter
+from taskpkg.layouts import is_record_file, items_path
 from taskpkg.rules.model import RuleViolation
 
 Log = Callable[[str], None]
@@ -197,10 +198,10 @@ def _standing(client: github_api.Client, store: BranchStore, run_id: str) -> Sta
     recomputed; a file that cannot be used is left out)."""
     records, items = [], {}
     for path in github_api.list_files(client, store.branch, RESULTS):
-        if path.endswith(".items.json"):
+        if not is_record_file(path):
             continue
         found = github_api.get_file(client, path, store.branch)
-        beside = github_api.get_file(client, path.removesuffix(".json") + ".items.json", store.branch)
+        beside = github_api.get_file(client, str(items_path(PurePosixPath(path))), store.branch)
         try:
             record = parse_record(json.loads(found.data), path) if found else None
             scores = check_record(record, json.loads(beside.data) if beside else None, path) if record else None

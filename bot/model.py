@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from launch.state import JobRecord
+    from validators.report import Report
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class Facts:
     comments: list[Comment] | None = None
     permission: str | None = None
     author_open_prs: int | None = None
-    report: dict[str, Any] | None = None
+    report: Report | None = None
     report_error: str | None = None
     pulls_by_head: list[Pull] | None = None
     base_changes: list[str] | None = None

@@ -3,6 +3,7 @@
 The artifact is what `actions/download-artifact` left in ARENA_REPORT_DIR: a folder holding report.json, a zip
 holding it, or the file itself. Anything else (too big, a link, an absolute or `..` member, not UTF-8 JSON, not the
 report schema, a verdict that contradicts its own findings) raises ReportError with a reason fit for a PR comment.
+`read_report` is the one call the bot makes: artifact in, a typed `validators.report.Report` out.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from validators.report import report_schema
+from validators.report import Report, report_schema
 
 REPORT_NAME = "report.json"
 MAX_BYTES = 5 * 1024 * 1024
@@ -50,6 +51,16 @@ def load_report(location: str | os.PathLike[str] | None) -> dict[str, Any]:
     else:
         raise ReportError("no report artifact was downloaded (the validation run may have stopped before writing it)")
     return parse_report(data)
+
+
+def read_report(location: str | os.PathLike[str] | None) -> Report:
+    """The trust boundary for the validation report: the artifact at location, validated (load_report), as the
+    typed Report the bot renders its verdict from."""
+    data = load_report(location)
+    try:
+        return Report.from_dict(data)
+    except ValueError:
+        raise ReportError(f"the report's started_at {str(data['started_at'])[:40]!r} is not an ISO 8601 time") from None
 
 
 def parse_report(data: bytes) -> dict[str, Any]:

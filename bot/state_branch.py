@@ -13,15 +13,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
 from typing import Any
 
 from bot import github_api
 from bot.github_api import ApiError
 from launch.state import MAX_RECORD_BYTES, Conflict, JobRecord, RecordError, Stored, parse_record, record_path
+from taskpkg import layouts
 
 DEFAULT_BRANCH = "arena-state"
 JOBS = "jobs"
-RESULTS = "results"
+RESULTS = layouts.RESULTS_DIR
 REFUSED = (409, 422)  # the file changed, or exists when a create was asked
 
 
@@ -56,11 +58,12 @@ class BranchStore:
     def put_result(self, environment: str, run_id: str, record: dict[str, Any], items: dict[str, Any] | None) -> bool:
         """Commit an accepted record (items first); False when that run's record is there already (a second
         delivery), whatever it holds: a published record is never replaced."""
-        path = f"{RESULTS}/{environment}/{run_id}.json"
+        place = layouts.record_path(PurePosixPath(RESULTS), environment, run_id)
+        path = str(place)
         if github_api.get_file(self.client, path, self.branch) is not None:
             return False
         if items is not None:
-            self._create_file(f"{RESULTS}/{environment}/{run_id}.items.json", _json(items),
+            self._create_file(str(layouts.items_path(place)), _json(items),
                               f"results: {environment} {run_id} (items)")
         return self._create_file(path, _json(record), f"results: {environment} {run_id}")
 

@@ -41,9 +41,12 @@ from launch.phase_process import run_phase
 from launch.spec import JobSpec, SpecError
 from launch.state import now_iso
 from taskpkg.atomic_files import write_json_atomic
+from taskpkg.layouts import ADAPTER_CONFIG, ADAPTER_DIR, MANIFEST_FILE, RESULTS_DIR, is_record_file, items_path
 
 STATUS_FILE = "job.json"
 RESULT_FILE = "result.json"
+GATE_FILE = "gate.json"  # the gate's public verdict (`arena score --contamination-only --format json`)
+GATE_REPORT_FILE = "gate-report.json"  # what matched: for maintainers only
 PHASES = ("gate", "train", "score")
 HEARTBEAT_S = 300.0  # how often a running phase's segment is saved and its finished files mirrored
 
@@ -68,7 +71,7 @@ class JobPaths:
 
     @property
     def gate(self) -> Path:
-        return self.out / "gate.json"
+        return self.out / GATE_FILE
 
     @property
     def train(self) -> Path:
@@ -98,15 +101,15 @@ def phase_commands(spec: JobSpec, paths: JobPaths) -> dict[str, list[str]]:
         train.append("--skip-calibration")
     if paths.train.is_dir() and any(paths.train.iterdir()):
         train.append("--resume")  # an earlier run of this job began training: go on from its newest checkpoint
-    score = ["score", env, "--suite", suite, "--adapter", str(paths.train / "adapter"), "--training-manifest",
-             str(paths.train / "manifest.json"), "--out", str(paths.score), "--profile", spec.profile, "--backend",
+    score = ["score", env, "--suite", suite, "--adapter", str(paths.train / ADAPTER_DIR), "--training-manifest",
+             str(paths.train / MANIFEST_FILE), "--out", str(paths.score), "--profile", spec.profile, "--backend",
              spec.score_backend, "--gate", str(paths.gate), "--commit", spec.commit]
     if spec.pr:
         score += ["--pr", str(spec.pr)]
     if spec.credited != "local":
         score += ["--contributor", spec.credited]
     return {"gate": arena_command("score", "--contamination-only", "--suite", suite, "--format", "json", "--report",
-                                  str(paths.out / "gate-report.json"), env),
+                                  str(paths.out / GATE_REPORT_FILE), env),
             "train": arena_command(*train), "score": arena_command(*score)}
 
 
@@ -158,7 +161,7 @@ class JobRun:
         """Say the job succeeded, then print the result block: the last thing the job prints."""
         self._publish(final=True)
         self.say(f"arena-job: succeeded: {self.spec.name} ({payload['record'].get('run_id')})")
-        manifest = _read_json(self.paths.train / "manifest.json") or {}
+        manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
         for part in ("preflight", "in_domain"):  # what training measured, beside the transfer score on the suite
             line = (manifest.get(part) or {}).get("line")
             if isinstance(line, str):
@@ -210,7 +213,7 @@ class JobRun:
         if code == 1 and verdict.get("verdict") == "flagged":  # what matched is for maintainers only (gate report)
             return JobFailed("stopped", "flagged by the contamination gate")
         if phase == "train" and code == 1:
-            manifest = _read_json(self.paths.train / "manifest.json") or {}
+            manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
             if manifest.get("status") == "stopped":
                 return JobFailed("stopped", f"training stopped: {manifest.get('reason')}")
             if manifest.get("status") == "no_effective_update":  # trained, but nothing moved: never scored
@@ -219,13 +222,13 @@ class JobRun:
         return JobFailed("failed", f"{phase} failed (exit {code}); {where}")
 
     def _result(self) -> dict:
-        records = sorted((self.paths.score / "results" / self.spec.environment).glob("*.json"))
-        records = [p for p in records if not p.name.endswith(".items.json")]
+        folder = self.paths.score / RESULTS_DIR
+        records = [p for p in sorted((folder / self.spec.environment).glob("*")) if is_record_file(p.name)]
         if not records:
-            raise JobFailed("failed", f"score wrote no results record under {self.paths.score / 'results'}")
-        newest = max(records, key=lambda p: p.stat().st_mtime)
+            raise JobFailed("failed", f"score wrote no results record under {folder}")
+        newest = max(records, key=lambda p: p.stat().st_mtime)  # a rescore with other inputs writes another run
         payload = {"record": json.loads(newest.read_text())}
-        items = newest.with_name(newest.stem + ".items.json")
+        items = items_path(newest)
         if items.is_file():
             payload["items"] = json.loads(items.read_text())
         payload["job"] = {"name": self.spec.name, "phases": self.status["phases"], "gpu_hours": self._gpu_hours(),
@@ -238,7 +241,7 @@ class JobRun:
         return sum(float(s.get("wall_s") or 0.0) for s in self.status.get("segments", []))
 
     def _gpu_hours(self) -> float:
-        manifest = _read_json(self.paths.train / "manifest.json") or {}
+        manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
         gpus = int(self.env.get("ARENA_JOB_GPUS") or manifest.get("gpus") or 0)
         return round(self._wall() / 3600 * gpus, 4)
 
@@ -265,8 +268,8 @@ class JobRun:
 
 
 def _train_completed(folder: Path) -> bool:
-    manifest = _read_json(folder / "manifest.json") or {}
-    return manifest.get("status") == "completed" and (folder / "adapter" / "adapter_config.json").is_file()
+    manifest = _read_json(folder / MANIFEST_FILE) or {}
+    return manifest.get("status") == "completed" and (folder / ADAPTER_DIR / ADAPTER_CONFIG).is_file()
 
 
 def _read_json(path: Path) -> dict | None:

@@ -32,9 +32,9 @@ def statistics_used(catalog: Catalog) -> list[dict]:
     counts: Counter[tuple] = Counter()
     for group in catalog.groups:
         for entry in group.everyone:
-            stats = entry.record.raw.get("statistics")
-            if isinstance(stats, dict):
-                counts[(str(stats.get("method")), stats.get("resamples"), stats.get("confidence"))] += 1
+            record = entry.record
+            if record.settings is not None:
+                counts[(str(record.statistics_method), record.settings.resamples, record.settings.confidence)] += 1
     return [{"method": m, "resamples": f"{r:,}" if isinstance(r, int) else str(r),
              "confidence": f"{c * 100:g}%" if isinstance(c, int | float) else str(c), "runs": n}
             for (m, r, c), n in sorted(counts.items(), key=lambda item: (-item[1], str(item[0])))]
@@ -42,8 +42,7 @@ def statistics_used(catalog: Catalog) -> list[dict]:
 
 def retries_used(catalog: Catalog) -> str:
     """How many times the current runs played an errored episode again (as their records state)."""
-    found = sorted({e.record.raw["evaluation"]["retries"] for g in catalog.groups for e in g.everyone
-                    if e.record.version == 2})
+    found = sorted({e.record.retries for g in catalog.groups for e in g.everyone if e.record.retries is not None})
     return " or ".join(str(n) for n in found) if found else "a fixed number of"
 
 

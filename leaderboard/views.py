@@ -79,8 +79,8 @@ def badges(entry: Entry, jobs: list[Job]) -> list[dict]:
     """The badges of a run, each with its explanation."""
     record = entry.record
     names = []
-    if record.complete and record.version >= 2 and record.contamination == "pass" and record.raw.get(
-            "suite", {}).get("public") is False:
+    if record.complete and record.version >= 2 and record.contamination == "pass" and record.suite_info and \
+            record.suite_info.public is False:
         names.append("verified")
     if record.contamination == "flagged":
         names.append("flagged")
@@ -201,32 +201,29 @@ def summary_view(summary: ValidationSummary | None) -> dict | None:
 def run_view(entry: Entry, links: Links, scale: tuple[float, float]) -> dict:
     """One run on its environment's page: headline, per-domain results, manifest."""
     record, standing = entry.record, entry.standing
-    raw = record.raw
-    training, suite = raw.get("training", {}), raw.get("suite", {})
+    training, suite = record.training, record.suite_info
     domains = [{"domain": d.domain, "item_count": d.items, "base": numbers.points(d.base, signed=False),
                 "trained": numbers.points(d.trained, signed=False), "delta": numbers.points(d.delta),
                 "interval": numbers.interval(d.interval), "level": str(heat_level(d.delta)),
                 "bar": charts.interval_bar(d.delta, d.interval, scale), **units_view(d.units, d.clustered)}
                for d in record.domains]
-    evaluation = raw.get("evaluation", {})
     manifest = [
         ("run id", record.run_id), ("commit", record.commit), ("evaluated", record.evaluated_at),
         ("base model", f"{record.base_model} @ {record.base_revision}" if record.base_revision else record.base_model),
         ("suite", f"{record.suite} {record.suite_version}" if record.suite else None),
-        ("suite items", suite.get("items")), ("samples per item", raw.get("samples_per_item")),
-        ("recipe", record.recipe), ("recipe hash", training.get("recipe_hash")), ("steps", record.steps),
+        ("suite items", suite.items if suite else None), ("samples per item", record.samples_per_item),
+        ("recipe", record.recipe), ("recipe hash", training.recipe_hash if training else None), ("steps", record.steps),
         ("GPU-hours", numbers.hours(record.gpu_hours) if record.gpu_hours is not None else None),
-        ("wall time (s)", training.get("wall_s")), ("hardware", training.get("hardware")),
-        ("training manifest", training.get("manifest_digest")), ("adapter", raw.get("adapter_digest")),
-        ("statistics", _statistics_text(raw.get("statistics"))),
+        ("wall time (s)", training.wall_s if training else None), ("hardware", training.hardware if training else None),
+        ("training manifest", training.manifest_digest if training else None), ("adapter", record.adapter_digest),
+        ("statistics", _statistics_text(record)),
         ("macro standard error", f"{record.macro_se * 100:.2f} points, {record.macro_df:.1f} degrees of freedom"
          if record.macro_se is not None and record.macro_df is not None else None),
-        ("suite digest", suite.get("digest")), ("harness", raw.get("harness_version")),
-        ("sampling", ", ".join(f"{k} {v}" for k, v in raw["sampling"].items()) if raw.get("sampling") else None),
-        ("libraries", ", ".join(f"{k} {v}" for k, v in raw["libraries"].items()) if raw.get("libraries") else None),
-        ("verifier errors", _errors_text(evaluation) if evaluation else None),
-        ("contamination gate", ", ".join(f"{k} {v}" for k, v in raw.get("contamination", {}).get(
-            "parameters", {}).items()) or None),
+        ("suite digest", suite.digest if suite else None), ("harness", record.harness_version),
+        ("sampling", ", ".join(f"{k} {v}" for k, v in record.sampling.items()) if record.sampling else None),
+        ("libraries", ", ".join(f"{k} {v}" for k, v in record.libraries.items()) if record.libraries else None),
+        ("verifier errors", _errors_text(record)),
+        ("contamination gate", ", ".join(f"{k} {v}" for k, v in (record.gate or {}).items()) or None),
         ("results version", record.version),
     ]
     return {
@@ -276,18 +273,20 @@ def _grouped_notes(domains: list[dict]) -> list[dict]:
     return [{"domain": ", ".join(names), "units_note": note} for note, names in notes.items()]
 
 
-def _errors_text(evaluation: dict) -> str:
-    errors = evaluation.get("errors", {})
-    parts = [f"{arm}: {counts.get('retried', 0)} retried, {counts.get('unresolved', 0)} unresolved"
-             for arm, counts in errors.items() if isinstance(counts, dict)]
-    return f"up to {evaluation.get('retries')} retries; " + "; ".join(parts)
-
-
-def _statistics_text(statistics: object) -> str | None:
-    if not isinstance(statistics, dict):
+def _errors_text(record: ResultRecord) -> str | None:
+    if record.errors is None:
         return None
-    return (f"{statistics.get('method')}, {statistics.get('resamples'):,} resamples, "
-            f"{statistics.get('confidence', 0) * 100:g}% confidence, seed {statistics.get('seed')}")
+    parts = [f"{arm}: {counts.retried} retried, {counts.unresolved} unresolved"
+             for arm, counts in record.errors.items()]
+    return f"up to {record.retries} retries; " + "; ".join(parts)
+
+
+def _statistics_text(record: ResultRecord) -> str | None:
+    settings = record.settings
+    if settings is None:
+        return None
+    return (f"{record.statistics_method}, {settings.resamples:,} resamples, "
+            f"{settings.confidence * 100:g}% confidence, seed {settings.seed}")
 
 
 def environment_view(name: str, catalog: Catalog, links: Links) -> dict:

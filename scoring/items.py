@@ -10,16 +10,12 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from scoring.results import (
-    CONSISTENCY_TOLERANCE,
-    ITEMS_SUFFIX,
-    ResultRecord,
-    ResultsError,
-    read_json,
-    record_path,
-    validate,
-)
+from scoring.results import CONSISTENCY_TOLERANCE, ResultRecord, ResultsError, read_json, validate
+from taskpkg.layouts import items_path, record_path
+
+__all__ = ["MAX_ITEMS_BYTES", "ItemScores", "items_path", "load_items", "parse_items"]
 
 MAX_ITEMS_BYTES = 16 * 1024 * 1024
 
@@ -39,37 +35,52 @@ class ItemScores:
     trained: tuple[float, ...]
     excluded: tuple[tuple[str, str, str], ...]  # (id, domain, reason)
 
+    @classmethod
+    def from_json(cls, data: object, source: str, record: ResultRecord | None = None) -> ItemScores:
+        """The trust boundary: an items file's JSON, validated (schema, unique ids, and against its record when
+        given) into ItemScores. Raises ResultsError naming source and the field."""
+        validate(data, "items-v1.schema.json", source)
+        assert isinstance(data, dict)
+        rows = data["items"]
+        scores = cls(
+            run_id=data["run_id"], environment=data["environment"],
+            suite=(data["suite"]["name"], data["suite"]["version"]), samples_per_item=data["samples_per_item"],
+            ids=tuple(r["id"] for r in rows), domains=tuple(r["domain"] for r in rows),
+            clusters=tuple(r["cluster"] for r in rows), base=tuple(float(r["base"]) for r in rows),
+            trained=tuple(float(r["trained"]) for r in rows),
+            excluded=tuple((r["id"], r["domain"], r["reason"]) for r in data["excluded"]))
+        every_id = list(scores.ids) + [e[0] for e in scores.excluded]
+        if len(set(every_id)) != len(every_id):
+            raise ResultsError(f"{source}: items: an item id appears twice")
+        if record is not None:
+            scores.check_against(record, source)
+        return scores
 
-def items_path(record_file: Path) -> Path:
-    """The items file beside a record file."""
-    return record_file.with_name(record_file.name.removesuffix(".json") + ITEMS_SUFFIX)
+    def check_against(self, record: ResultRecord, source: str) -> None:
+        """ResultsError unless these are the record's items: same run, suite and K, its per-domain counts and means."""
+        _check_against(self, record, source)
+
+    def to_json(self) -> dict[str, Any]:
+        """The items file's JSON (schema items-v1.schema.json)."""
+        rows = zip(self.ids, self.domains, self.clusters, self.base, self.trained, strict=True)
+        return {
+            "items_version": 1, "run_id": self.run_id, "environment": self.environment,
+            "suite": {"name": self.suite[0], "version": self.suite[1]}, "samples_per_item": self.samples_per_item,
+            "items": [{"id": i, "domain": d, "cluster": c, "base": b, "trained": t} for i, d, c, b, t in rows],
+            "excluded": [{"id": i, "domain": d, "reason": r} for i, d, r in self.excluded],
+        }
 
 
 def parse_items(data: object, source: str, record: ResultRecord | None = None) -> ItemScores:
-    """ItemScores from an items file's JSON, checked against its record when given. Raises ResultsError."""
-    validate(data, "items-v1.schema.json", source)
-    assert isinstance(data, dict)
-    rows = data["items"]
-    scores = ItemScores(
-        run_id=data["run_id"], environment=data["environment"],
-        suite=(data["suite"]["name"], data["suite"]["version"]), samples_per_item=data["samples_per_item"],
-        ids=tuple(r["id"] for r in rows), domains=tuple(r["domain"] for r in rows),
-        clusters=tuple(r["cluster"] for r in rows), base=tuple(float(r["base"]) for r in rows),
-        trained=tuple(float(r["trained"]) for r in rows),
-        excluded=tuple((r["id"], r["domain"], r["reason"]) for r in data["excluded"]))
-    every_id = list(scores.ids) + [e[0] for e in scores.excluded]
-    if len(set(every_id)) != len(every_id):
-        raise ResultsError(f"{source}: items: an item id appears twice")
-    if record is not None:
-        _check_against(scores, record, source)
-    return scores
+    """ItemScores from an items file's JSON, checked against its record when given (ItemScores.from_json)."""
+    return ItemScores.from_json(data, source, record)
 
 
 def _check_against(scores: ItemScores, record: ResultRecord, source: str) -> None:
     mismatched = [name for name, ours, theirs in (
         ("run_id", scores.run_id, record.run_id), ("environment", scores.environment, record.environment),
         ("suite", scores.suite, (record.suite, record.suite_version)),
-        ("samples_per_item", scores.samples_per_item, record.raw.get("samples_per_item"))) if ours != theirs]
+        ("samples_per_item", scores.samples_per_item, record.samples_per_item)) if ours != theirs]
     if mismatched:
         raise ResultsError(f"{source}: {', '.join(mismatched)} differ from the record's")
     sums: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0])

@@ -5,7 +5,8 @@ excluded from both (the base arm's verifier still erred after retries; a trained
 0), plus the run's metadata: everything a reader needs to reproduce and compare the numbers (the suite's content
 digest, sampling settings, K, harness version, library versions, the gate's parameters, the base model's revision).
 `write_run` computes the statistics (`scoring.statistics`), derives the reproducible run id and writes
-`results/<environment>/<run_id>.json` and its `.items.json` atomically.
+`results/<environment>/<run_id>.json` and its `.items.json` atomically through `write_record`, the one writer of
+results files (names from `taskpkg.layouts`).
 """
 
 from __future__ import annotations
@@ -20,11 +21,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from scoring.results import ResultRecord, write_record
-from scoring.statistics import CONFIDENCE, RESAMPLES, item_means, summarize
+from scoring.items import ItemScores
+from scoring.results import ArmErrors, ResultRecord, ResultsError, Settings, SuiteInfo, TrainingSummary, parse_record
+from scoring.statistics import item_means, summarize
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.domains import DOMAINS
+from taskpkg.layouts import items_path, record_path
 
 METHOD = "stratified-cluster-bootstrap-t"  # bootstrap standard errors, t intervals at Satterthwaite's df
+
+__all__ = ["METHOD", "ArmErrors", "PairedItem", "RunInfo", "Settings", "SuiteInfo", "TrainingSummary", "build_items",
+           "build_run", "record_json", "run_id", "statistics_fields", "write_record", "write_run"]
 
 
 @dataclass(frozen=True)
@@ -37,50 +44,6 @@ class PairedItem:
     base: tuple[float, ...] = ()
     trained: tuple[float, ...] = ()
     error: str | None = None  # why it is excluded from both arms, e.g. "base_error"
-
-
-@dataclass(frozen=True)
-class SuiteInfo:
-    """The suite a run was scored on."""
-
-    name: str
-    version: str
-    items: int
-    public: bool
-    digest: str  # scoring.suite.suite_digest: "sha256:<64 hex>" over items, instances and packages
-
-
-@dataclass(frozen=True)
-class TrainingSummary:
-    """The training manifest, summarised for the record."""
-
-    manifest_digest: str
-    recipe: str
-    recipe_hash: str
-    steps: int
-    gpu_hours: float
-    wall_s: float
-    hardware: str
-    reward_curve: tuple[tuple[int, float], ...] = ()
-    in_domain: dict[str, Any] | None = None  # the in-domain lift on the environment's held-out instances
-    preflight: str | None = None  # the learnability pre-flight's one line (training/preflight.py)
-
-
-@dataclass(frozen=True)
-class Settings:
-    """How the statistics were computed; part of the run id."""
-
-    resamples: int = RESAMPLES
-    confidence: float = CONFIDENCE
-    seed: int = 0
-
-
-@dataclass(frozen=True)
-class ArmErrors:
-    """One arm's episodes whose verifier (or setup) errored: at least once, and still after every retry."""
-
-    retried: int = 0
-    unresolved: int = 0
 
 
 @dataclass(frozen=True)
@@ -140,25 +103,34 @@ def _checked(items: Sequence[PairedItem], k: int) -> tuple[list[PairedItem], lis
     return scored, excluded
 
 
-def build_run(items: Sequence[PairedItem], run: RunInfo,
-              evaluated_at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The record and the items file, as JSON-ready dicts. ValueError for inconsistent input."""
+def build_items(items: Sequence[PairedItem], run: RunInfo) -> ItemScores:
+    """The run's paired per-item scores (each arm's mean over K samples). ValueError for inconsistent input."""
     scored, excluded = _checked(items, run.samples_per_item)
     if len(items) > run.suite.items:
         raise ValueError(f"{len(items)} items given but the suite has {run.suite.items}")
     base, trained = item_means([i.base for i in scored]), item_means([i.trained for i in scored])
-    identifier = run_id(run)
-    items_file = {
-        "items_version": 1, "run_id": identifier, "environment": run.environment,
-        "suite": {"name": run.suite.name, "version": run.suite.version}, "samples_per_item": run.samples_per_item,
-        "items": [{"id": i.item, "domain": i.domain, "cluster": i.cluster, "base": float(b), "trained": float(t)}
-                  for i, b, t in zip(scored, base, trained, strict=True)],
-        "excluded": [{"id": i.item, "domain": i.domain, "reason": i.error} for i in excluded],
-    }
+    return ItemScores(
+        run_id=run_id(run), environment=run.environment, suite=(run.suite.name, run.suite.version),
+        samples_per_item=run.samples_per_item, ids=tuple(i.item for i in scored),
+        domains=tuple(i.domain for i in scored), clusters=tuple(i.cluster for i in scored),
+        base=tuple(float(b) for b in base), trained=tuple(float(t) for t in trained),
+        excluded=tuple((i.item, i.domain, str(i.error)) for i in excluded))
+
+
+def build_run(items: Sequence[PairedItem], run: RunInfo,
+              evaluated_at: datetime | None = None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The record and the items file, as JSON-ready dicts. ValueError for inconsistent input."""
+    scores = build_items(items, run)
+    return record_json(scores, run, len(items), evaluated_at), scores.to_json()
+
+
+def record_json(scores: ItemScores, run: RunInfo, given: int, evaluated_at: datetime | None = None) -> dict[str, Any]:
+    """The version-2 record's JSON: the run's metadata and the numbers its scores give (`given`: how many suite
+    items were handed over, scored or excluded)."""
     moment = (evaluated_at or datetime.now(UTC)).astimezone(UTC).replace(microsecond=0)
     training = run.training
     record = {
-        "results_version": 2, "run_id": identifier, "environment": run.environment, "commit": run.commit,
+        "results_version": 2, "run_id": scores.run_id, "environment": run.environment, "commit": run.commit,
         **({"pr": run.pr} if run.pr is not None else {}),
         **({"contributor": run.contributor} if run.contributor is not None else {}),
         "base_model": {"name": run.base_model, "revision": run.base_revision},
@@ -168,10 +140,10 @@ def build_run(items: Sequence[PairedItem], run: RunInfo,
         "samples_per_item": run.samples_per_item, "harness_version": run.harness_version,
         "sampling": run.sampling, "libraries": run.libraries,
         "evaluated_at": moment.isoformat().replace("+00:00", "Z"),
-        "complete": not excluded and len(items) == run.suite.items,
+        "complete": not scores.excluded and given == run.suite.items,
         "evaluation": {"retries": run.retries,
                        "errors": {arm: asdict(run.errors.get(arm, ArmErrors())) for arm in ("base", "trained")}},
-        **statistics_fields(items_file, run.settings),
+        **statistics_fields(scores, run.settings),
         "contamination": {**run.contamination, "parameters": run.gate},
         "training": {"manifest_digest": training.manifest_digest, "recipe": training.recipe,
                      "recipe_hash": training.recipe_hash, "steps": training.steps, "gpu_hours": training.gpu_hours,
@@ -180,17 +152,16 @@ def build_run(items: Sequence[PairedItem], run: RunInfo,
                      **({"in_domain": training.in_domain} if training.in_domain else {}),
                      **({"preflight": training.preflight} if training.preflight else {})},
     }
-    return record, items_file
+    return record
 
 
-def statistics_fields(items_file: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    """The record's numbers computed from an items file: domains, macro, verdict and the statistics settings. The
+def statistics_fields(scores: ItemScores, settings: Settings) -> dict[str, Any]:
+    """The record's numbers computed from its items: domains, macro, verdict and the statistics settings. The
     one definition both the writer and every reader that checks a record (scoring.verify) use."""
-    rows = items_file["items"]
-    summary = summarize([r["domain"] for r in rows], [r["cluster"] for r in rows], [r["base"] for r in rows],
-                        [r["trained"] for r in rows], resamples=settings.resamples,
-                        confidence=settings.confidence, seed=settings.seed, order=DOMAINS)
-    dropped = Counter(r["domain"] for r in items_file["excluded"])
+    summary = summarize(list(scores.domains), list(scores.clusters), list(scores.base), list(scores.trained),
+                        resamples=settings.resamples, confidence=settings.confidence, seed=settings.seed,
+                        order=DOMAINS)
+    dropped = Counter(domain for _, domain, _ in scores.excluded)
     domains = {d.domain: {"items": d.items, **({"excluded": dropped[d.domain]} if dropped[d.domain] else {}),
                           "units": d.units, "clustered": d.clustered, "base": d.base, "trained": d.trained,
                           "delta": d.delta, "se": d.se, "interval": list(d.interval)}
@@ -208,6 +179,28 @@ def statistics_fields(items_file: dict[str, Any], settings: Settings) -> dict[st
 
 def write_run(results_dir: Path, items: Sequence[PairedItem], run: RunInfo,
               evaluated_at: datetime | None = None) -> ResultRecord:
-    """Build and write a run's record and items file (items first, both atomically); returns the record."""
-    record, items_file = build_run(items, run, evaluated_at)
-    return write_record(results_dir, record, items_file)
+    """Build and write a run's record and its items (write_record); returns the record."""
+    scores = build_items(items, run)
+    return write_record(results_dir, record_json(scores, run, len(items), evaluated_at), scores)
+
+
+def write_record(results_dir: Path, data: dict[str, Any],
+                 items: ItemScores | dict[str, Any] | None = None) -> ResultRecord:
+    """The one writer of results files: a version-2 record, validated (schema and consistency: nothing invalid is
+    written, whoever built it), and its items (typed, or an items file's JSON from a job, validated), checked against
+    the record; both written atomically at their layout places, the items file first, so a record is never seen
+    without its items. Returns the typed record. Raises ResultsError on invalid data, writing nothing."""
+    target = record_path(results_dir, str(data.get("environment")), str(data.get("run_id")))
+    record = parse_record(data, str(target))
+    if record.version != 2:
+        raise ResultsError(f"{target}: only version 2 records are written")
+    if items is not None:
+        beside = items_path(target)
+        if isinstance(items, ItemScores):
+            items.check_against(record, str(beside))
+            write_json_atomic(beside, items.to_json())
+        else:
+            ItemScores.from_json(items, str(beside), record)
+            write_json_atomic(beside, items)
+    write_json_atomic(target, data)
+    return record

@@ -7,7 +7,8 @@ Layouts under a results folder:
 - version 1, one file per environment: `results/<environment>.json` (schema `results-v1.schema.json`), read only.
 
 Every file is untrusted data: a symbolic link, an oversized or non-UTF-8 file, invalid JSON, a schema violation or
-numbers that contradict each other is a `ResultsError` naming the file and the reason. Rewards and deltas are
+numbers that contradict each other is a `ResultsError` naming the file and the reason. The file names are
+`taskpkg.layouts`'s; `scoring.record` writes records, `scoring.verify` accepts one a job wrote. Rewards and deltas are
 fractions in [0, 1] and [-1, 1]; the leaderboard shows them as percentage points.
 """
 
@@ -28,16 +29,64 @@ import jsonschema_rs
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import best_match
 
-from taskpkg.atomic_files import write_json_atomic
+from scoring.statistics import CONFIDENCE, RESAMPLES
 from taskpkg.domains import DOMAINS
+from taskpkg.layouts import ITEMS_SUFFIX, record_path
+
+__all__ = ["ITEMS_SUFFIX", "ArmErrors", "DomainResult", "ResultRecord", "ResultsError", "Settings", "SuiteInfo",
+           "TrainingSummary", "load_record_file", "parse_record", "read_json", "record_path", "record_paths",
+           "validate"]
 
 MAX_BYTES = 1024 * 1024
-ITEMS_SUFFIX = ".items.json"
 CONSISTENCY_TOLERANCE = 1e-3  # a tenth of a point: room for numbers rounded to four decimals, none for edits
 
 
 class ResultsError(Exception):
     """A results file cannot be used; the message names the file and the reason."""
+
+
+@dataclass(frozen=True)
+class SuiteInfo:
+    """The suite a run was scored on."""
+
+    name: str
+    version: str
+    items: int
+    public: bool
+    digest: str  # scoring.suite.suite_digest: "sha256:<64 hex>" over items, instances and packages
+
+
+@dataclass(frozen=True)
+class TrainingSummary:
+    """The training manifest, summarised for the record."""
+
+    manifest_digest: str
+    recipe: str
+    recipe_hash: str
+    steps: int
+    gpu_hours: float
+    wall_s: float
+    hardware: str
+    reward_curve: tuple[tuple[int, float], ...] = ()
+    in_domain: dict[str, Any] | None = None  # the in-domain lift on the environment's held-out instances
+    preflight: str | None = None  # the learnability pre-flight's one line (training/preflight.py)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How the statistics were computed; part of the run id."""
+
+    resamples: int = RESAMPLES
+    confidence: float = CONFIDENCE
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class ArmErrors:
+    """One arm's episodes whose verifier (or setup) errored: at least once, and still after every retry."""
+
+    retried: int = 0
+    unresolved: int = 0
 
 
 @dataclass(frozen=True)
@@ -52,6 +101,7 @@ class DomainResult:
     interval: tuple[float, float] | None  # None in version 1
     units: int | None = None  # resampling units (clusters, or items of a one-family domain); None in version 1
     clustered: bool | None = None
+    excluded: int = 0  # items excluded from both arms (version 2)
 
 
 @dataclass(frozen=True)
@@ -89,18 +139,26 @@ class ResultRecord:
     harness_version: str | None = None
     macro_se: float | None = None
     macro_df: float | None = None
+    adapter_digest: str | None = None
+    suite_info: SuiteInfo | None = None
+    sampling: dict[str, Any] | None = None  # the scoring profile (scoring.evaluation.Profile)
+    libraries: dict[str, str] | None = None
+    retries: int | None = None  # plays of an errored episode after the first
+    errors: dict[str, ArmErrors] | None = None  # per arm: "base", "trained"
+    settings: Settings | None = None  # the statistics settings (method: statistics_method)
+    statistics_method: str | None = None
+    training: TrainingSummary | None = None
+    gate: dict[str, Any] | None = None  # the contamination gate's parameters
 
     @property
     def in_domain(self) -> dict[str, Any] | None:
         """The training run's in-domain lift (version 2 records that carry one)."""
-        found = self.raw.get("training", {}).get("in_domain") if self.version == 2 else None
-        return found if isinstance(found, dict) else None
+        return self.training.in_domain if self.training else None
 
     @property
     def preflight(self) -> str | None:
         """The training run's pre-flight verdict in one line."""
-        found = self.raw.get("training", {}).get("preflight") if self.version == 2 else None
-        return found if isinstance(found, str) else None
+        return self.training.preflight if self.training else None
 
     @property
     def evaluated(self) -> datetime:
@@ -117,9 +175,8 @@ def parse_time(text: str) -> datetime:
 def comparable_key(record: ResultRecord) -> tuple[object, ...]:
     """What two records must share to be compared: the suite (name, version and content digest), the base model and
     its revision, K, the harness version, the sampling settings and the confidence level."""
-    raw = record.raw
-    sampling = json.dumps(raw.get("sampling"), sort_keys=True) if record.version == 2 else None
-    confidence = raw.get("statistics", {}).get("confidence") if record.version == 2 else None
+    sampling = json.dumps(record.sampling, sort_keys=True) if record.version == 2 else None
+    confidence = record.settings.confidence if record.settings else None
     return (record.suite, record.suite_version, record.suite_digest, record.base_model, record.base_revision,
             record.samples_per_item, record.harness_version, sampling, confidence)
 
@@ -188,9 +245,9 @@ def _parse_v1(data: dict[str, Any], source: str) -> ResultRecord:
 def _parse_v2(data: dict[str, Any], source: str) -> ResultRecord:
     validate(data, "results-v2.schema.json", source)
     domains = tuple(DomainResult(name, d["items"], d["base"], d["trained"], d["delta"], _interval(d["interval"]),
-                                 d["units"], d["clustered"])
+                                 d["units"], d["clustered"], d.get("excluded", 0))
                     for name, d in _in_domain_order(data["domains"]))
-    macro, training = data["macro"], data["training"]
+    macro, training, stats, suite = data["macro"], data["training"], data["statistics"], data["suite"]
     _check_consistency(domains, macro, data["suite"]["items"], source)
     return ResultRecord(
         version=2, run_id=data["run_id"], environment=data["environment"], commit=data["commit"], pr=data.get("pr"),
@@ -203,7 +260,18 @@ def _parse_v2(data: dict[str, Any], source: str) -> ResultRecord:
         contamination=data["contamination"]["verdict"], gpu_hours=training["gpu_hours"], steps=training["steps"],
         recipe=training["recipe"], reward_curve=tuple((int(s), float(r)) for s, r in training.get("reward_curve", ())),
         raw=data, suite_digest=data["suite"]["digest"], samples_per_item=data["samples_per_item"],
-        harness_version=data["harness_version"], macro_se=macro["se"], macro_df=macro["df"])
+        harness_version=data["harness_version"], macro_se=macro["se"], macro_df=macro["df"],
+        adapter_digest=data["adapter_digest"],
+        suite_info=SuiteInfo(suite["name"], suite["version"], suite["items"], suite["public"], suite["digest"]),
+        sampling=data["sampling"], libraries=data["libraries"], retries=data["evaluation"]["retries"],
+        errors={arm: ArmErrors(e["retried"], e["unresolved"]) for arm, e in data["evaluation"]["errors"].items()},
+        settings=Settings(stats["resamples"], stats["confidence"], stats["seed"]), statistics_method=stats["method"],
+        training=TrainingSummary(
+            training["manifest_digest"], training["recipe"], training["recipe_hash"], training["steps"],
+            training["gpu_hours"], training["wall_s"], training["hardware"],
+            tuple((int(s), float(r)) for s, r in training.get("reward_curve", ())), training.get("in_domain"),
+            training.get("preflight")),
+        gate=data["contamination"]["parameters"])
 
 
 def _check_consistency(domains: tuple[DomainResult, ...], macro: dict[str, Any], suite_items: int, source: str) -> None:
@@ -284,51 +352,3 @@ def load_record_file(path: Path, version: int) -> ResultRecord:
         raise ResultsError(f"{path}: holds run {record.run_id} of {record.environment!r}; it belongs at "
                            f"{record.environment}/{record.run_id}.json")
     return record
-
-
-def record_path(results_dir: Path, environment: str, run_id: str) -> Path:
-    """Where a version-2 record lives."""
-    return results_dir / environment / f"{run_id}.json"
-
-
-def write_record(results_dir: Path, data: dict[str, Any], items: dict[str, Any] | None = None) -> ResultRecord:
-    """Validate a version-2 record (and its items file) and write both atomically, the items file first, so a
-    record is never seen without its items. Returns the record as read back. Raises ResultsError on invalid data."""
-    target = record_path(results_dir, str(data.get("environment")), str(data.get("run_id")))
-    record = parse_record(data, str(target))
-    if record.version != 2:
-        raise ResultsError(f"{target}: only version 2 records are written")
-    if items is not None:
-        from scoring.items import items_path, parse_items  # items imports this module
-
-        parse_items(items, str(items_path(target)), record)
-        write_json_atomic(items_path(target), items)
-    write_json_atomic(target, data)
-    return record
-
-
-def accept_job_result(payload: object, environment: str, commit: str, source: str,
-                      max_bytes: int = MAX_BYTES) -> tuple[dict[str, Any], dict[str, Any], ResultRecord]:
-    """A job's result block (launch.result_block), read as untrusted data: a complete version-2 record for exactly
-    this environment and commit, within size, with its items file, every number of the record recomputed from the
-    items (scoring.verify). Returns (record data, items data, parsed record); raises ResultsError naming source and
-    what is wrong (the field, for numbers that do not follow from the items)."""
-    if not isinstance(payload, dict) or not isinstance(payload.get("record"), dict):
-        raise ResultsError(f"{source}: the result holds no results record")
-    data, items = payload["record"], payload.get("items")
-    if len(json.dumps(data)) > max_bytes or (items is not None and len(json.dumps(items)) > 16 * max_bytes):
-        raise ResultsError(f"{source}: the results record is larger than the {max_bytes} bytes a record may hold")
-    record = parse_record(data, source)
-    if record.version != 2:
-        raise ResultsError(f"{source}: a job must write a version 2 record, not version {record.version}")
-    if (record.environment, record.commit) != (environment, commit):
-        raise ResultsError(f"{source}: the record is for {record.environment} at {record.commit}, not the job's "
-                           f"{environment} at {commit}")
-    if not record.complete:
-        raise ResultsError(f"{source}: the record says the run is incomplete; nothing is published from a partial "
-                           "run")
-    from scoring.verify import check_record  # verify imports this module
-
-    check_record(record, items, source)
-    assert isinstance(items, dict)
-    return data, items, record

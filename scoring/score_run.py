@@ -37,6 +37,7 @@ from scoring.record import RunInfo, SuiteInfo, TrainingSummary, write_run
 from scoring.results import ResultRecord
 from scoring.suite import Suite, suite_digest
 from taskpkg.digest import tree_digest
+from taskpkg.layouts import RESULTS_DIR
 from taskpkg.model import TaskPackage
 
 HARDWARE_CHARS = 200
@@ -187,7 +188,7 @@ def score(package: TaskPackage, suite: Suite, options: ScoreOptions,
         errors={"base": arm_errors(base_outcomes), "trained": arm_errors(trained_outcomes)},
         pr=options.pr, contributor=options.contributor)
     try:
-        return write_run(options.out / "results", paired, run)
+        return write_run(options.out / RESULTS_DIR, paired, run)
     except ValueError as exc:
         raise ScoringError(f"no record was written: {exc}") from None
 

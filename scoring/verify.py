@@ -13,6 +13,7 @@ rounding of one numpy build against another; TOLERANCE allows that and nothing a
 
 from __future__ import annotations
 
+import json
 import math
 import os
 from collections.abc import Callable, Iterator
@@ -20,10 +21,20 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
-from scoring.items import MAX_ITEMS_BYTES, ItemScores, items_path, parse_items
+from scoring.items import MAX_ITEMS_BYTES, ItemScores
 from scoring.record import Settings, statistics_fields
-from scoring.results import ResultRecord, ResultsError, load_record_file, read_json, record_paths
+from scoring.results import (
+    MAX_BYTES,
+    ResultRecord,
+    ResultsError,
+    load_record_file,
+    parse_record,
+    read_json,
+    record_paths,
+)
+from taskpkg.layouts import items_path
 
 TOLERANCE = 1e-9
 PARALLEL_RECORDS = 200  # below this many records per worker, starting processes costs more than it saves
@@ -59,15 +70,16 @@ def _differences(stated: object, expected: object, where: str) -> Iterator[tuple
         yield where, stated, expected
 
 
-def check_numbers(data: dict, items: dict, source: str) -> None:
-    """Recompute a version-2 record's numbers from its items file with its stored settings; ResultsError naming the
-    first field that differs (and the numpy versions, when they differ)."""
+def check_numbers(data: dict[str, Any], items: dict[str, Any] | ItemScores, source: str) -> None:
+    """Recompute a version-2 record's numbers from its items (file JSON or read) with its stored settings;
+    ResultsError naming the first field that differs (and the numpy versions, when they differ)."""
+    scores = items if isinstance(items, ItemScores) else ItemScores.from_json(items, f"{source} (items)")
     stated = data["statistics"]
     settings = Settings(resamples=stated["resamples"], confidence=stated["confidence"], seed=stated["seed"])
-    expected = statistics_fields(items, settings)
-    if items["excluded"] and data.get("complete"):
+    expected = statistics_fields(scores, settings)
+    if scores.excluded and data.get("complete"):
         raise ResultsError(f"{source}: complete: the record says true but its items file excludes "
-                           f"{len(items['excluded'])} item(s)")
+                           f"{len(scores.excluded)} item(s)")
     for where, ours, theirs in _differences({key: data.get(key) for key in expected}, expected, ""):
         numpy_here, numpy_there = metadata.version("numpy"), data.get("libraries", {}).get("numpy")
         note = (f" (the record was written with numpy {numpy_there}, this is numpy {numpy_here})"
@@ -77,7 +89,7 @@ def check_numbers(data: dict, items: dict, source: str) -> None:
                            "is accepted only with the numbers its items yield")
 
 
-def check_record(record: ResultRecord, items: dict | None, source: str) -> ItemScores | None:
+def check_record(record: ResultRecord, items: object, source: str) -> ItemScores | None:
     """A parsed record checked against its items file's JSON: consistent, and every number recomputed. Version 2
     needs its items file; version 1 has none to check (it is never ranked)."""
     if record.version != 2:
@@ -85,9 +97,34 @@ def check_record(record: ResultRecord, items: dict | None, source: str) -> ItemS
     if items is None:
         raise ResultsError(f"{source}: no items file: a version-2 record is accepted only with its "
                            "<run_id>.items.json, from which its numbers are recomputed")
-    scores = parse_items(items, f"{source} (items)", record)
-    check_numbers(record.raw, items, source)
+    scores = ItemScores.from_json(items, f"{source} (items)", record)
+    check_numbers(record.raw, scores, source)
     return scores
+
+
+def accept_job_result(payload: object, environment: str, commit: str, source: str,
+                      max_bytes: int = MAX_BYTES) -> tuple[dict[str, Any], dict[str, Any], ResultRecord]:
+    """The trust boundary for a job's result block (launch.result_block): a complete version-2 record for exactly
+    this environment and commit, within size, with its items file, every number of the record recomputed from the
+    items. Returns (record data, items data, parsed record), ready for scoring.record.write_record; raises
+    ResultsError naming source and what is wrong (the field, for numbers that do not follow from the items)."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("record"), dict):
+        raise ResultsError(f"{source}: the result holds no results record")
+    data, items = payload["record"], payload.get("items")
+    if len(json.dumps(data)) > max_bytes or (items is not None and len(json.dumps(items)) > 16 * max_bytes):
+        raise ResultsError(f"{source}: the results record is larger than the {max_bytes} bytes a record may hold")
+    record = parse_record(data, source)
+    if record.version != 2:
+        raise ResultsError(f"{source}: a job must write a version 2 record, not version {record.version}")
+    if (record.environment, record.commit) != (environment, commit):
+        raise ResultsError(f"{source}: the record is for {record.environment} at {record.commit}, not the job's "
+                           f"{environment} at {commit}")
+    if not record.complete:
+        raise ResultsError(f"{source}: the record says the run is incomplete; nothing is published from a partial "
+                           "run")
+    check_record(record, items, source)
+    assert isinstance(items, dict)
+    return data, items, record
 
 
 def check_file(path: Path, version: int) -> CheckedRun:
@@ -116,13 +153,13 @@ def load_checked(results_dir: Path | None, progress: Callable[[int, int], None] 
     runs: list[CheckedRun] = []
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            for batch in pool.map(_check_files, batches):
-                runs += batch
+            for done in pool.map(_check_files, batches):
+                runs += done
                 if progress is not None:
                     progress(len(runs), len(paths))
     else:
-        for batch in batches:
-            runs += _check_files(batch)
+        for chunk in batches:
+            runs += _check_files(chunk)
             if progress is not None:
                 progress(len(runs), len(paths))
     return sorted(runs, key=lambda r: (r.record.environment, r.record.evaluated, r.record.run_id))

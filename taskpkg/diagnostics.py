@@ -35,6 +35,12 @@ class Diagnostic:
                 parts.append(str(self.column))
         return ":".join(parts)
 
+    @classmethod
+    def from_dict(cls, data: dict) -> Diagnostic:
+        """A diagnostic from its JSON form in a report (already validated against the report schema)."""
+        return cls(data["check_id"], Severity(data["severity"]), data["message"], data["fix"], data["file"],
+                   data["line"], data["column"])
+
     def to_dict(self) -> dict:
         """Return the JSON form used in reports."""
         return {

@@ -13,6 +13,7 @@ from bot.comment import LIMIT, Context, inline, neutralise, verdict_body
 from bot.markers import MARKER
 from bot.sticky import StickyState, parse_state
 from tests.support.github_standin import fake_sha
+from validators.report import PackageReport, Report
 
 HEAD = fake_sha(1)
 CTX = Context("https://github.com", "arena-org/arena", HEAD, "attacker:branch", "sample-task",
@@ -95,13 +96,13 @@ def _diag(message: str, line: int | None = 3) -> dict:
             "line": line, "column": None}
 
 
-def _package(diagnostics: list[dict], title: str | None = None) -> dict:
-    return {"path": "environments/sample-task", "name": "sample-task", "title": title, "domain": "finance",
+def _package(diagnostics: list[dict], title: str | None = None) -> PackageReport:
+    return PackageReport.from_dict({
+            "path": "environments/sample-task", "name": "sample-task", "title": title, "domain": "finance",
             "instances": 10, "verdict": "fail", "counts": {"error": len(diagnostics), "warning": 0, "info": 0},
             "duration_ms": 12.5, "diagnostics": diagnostics, "trials": [],
-            "checks": [{"check_id": "ARENA202", "title": "placeholder", "status": "failed"}]}
+            "checks": [{"check_id": "ARENA202", "title": "placeholder", "status": "failed"}]})
 
 
-def _report(diagnostics: list[dict]) -> dict:
-    return {"report_version": 1, "mode": "static", "duration_s": 0.1, "verdict": "fail",
-            "packages": [_package(diagnostics)]}
+def _report(diagnostics: list[dict]) -> Report:
+    return Report("static", [_package(diagnostics)], duration_s=0.1)

@@ -205,7 +205,8 @@ def test_a_result_that_is_not_the_jobs_fails_the_job_with_the_reason(world: Worl
 
 
 def test_an_oversized_record_is_refused() -> None:
-    from scoring.results import ResultsError, accept_job_result
+    from scoring.results import ResultsError
+    from scoring.verify import accept_job_result
 
     _, record = result_log()
     with pytest.raises(ResultsError, match="larger than"):

@@ -377,3 +377,24 @@ def test_a_scored_job_whose_log_lost_its_results_says_so(tmp_path: Path, monkeyp
     done = CliRunner().invoke(launch_command, [str(fixture), "--commit", SHA, "--results", str(tmp_path / "r")])
     assert done.exit_code == 1 and "holds no complete result block" in done.stderr
     assert not (tmp_path / "r").exists()
+
+
+# ----- the job's result -----------------------------------------------------------------------------------------
+def test_the_job_result_is_the_record_score_wrote_with_the_items_file_named_beside_it(tmp_path: Path) -> None:
+    from launch.job_run import RESULT_FILE, JobPaths, JobRun
+    from scoring.record import write_run
+    from taskpkg.layouts import RESULTS_DIR, items_path, record_path
+    from tests.support.scoring import paired_items, run_info
+
+    paths = JobPaths(tmp_path / "echo-word", tmp_path / "out", "suite")
+    written = write_run(paths.score / RESULTS_DIR, paired_items(2, per_domain=4, clusters=0),
+                        run_info("echo-word", items=32, resamples=200, commit=SHA))
+    place = record_path(paths.score / RESULTS_DIR, "echo-word", written.run_id)
+    runner = JobRun(spec(), paths, say=lambda line: None)
+    runner.status = {"phases": {}, "segments": [{"wall_s": 1.0}]}
+    payload = runner._result()
+    assert payload["record"] == json.loads(place.read_text())
+    assert payload["items"] == json.loads(items_path(place).read_text())
+    assert json.loads((paths.out / RESULT_FILE).read_text()) == payload
+    items_path(place).unlink()  # a record without its items file: the result says so by leaving them out
+    assert "items" not in runner._result()

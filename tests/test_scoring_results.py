@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from scoring.items import items_path, load_items
-from scoring.record import write_run
-from scoring.results import ResultsError, comparable_key, parse_record, write_record
+from scoring.record import write_record, write_run
+from scoring.results import ResultsError, comparable_key, parse_record
 from scoring.verify import load_records
 from tests.support.scoring import LIBRARIES, SAMPLING, SUITE_DIGEST, paired_items, run_info
 

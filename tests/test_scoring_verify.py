@@ -12,8 +12,8 @@ import pytest
 
 from scoring.items import items_path
 from scoring.record import build_run, write_run
-from scoring.results import ResultsError, accept_job_result, record_path
-from scoring.verify import check_numbers, load_checked
+from scoring.results import ResultsError, record_path
+from scoring.verify import accept_job_result, check_numbers, load_checked
 from tests.support.scoring import paired_items, run_info
 
 WHEN = datetime(2026, 12, 1, tzinfo=UTC)

@@ -54,12 +54,12 @@ class Sample:
 
 def chat_settings(recipe: Recipe, max_new_tokens: int) -> ChatSettings:
     """The harness settings a recipe implies (same tools, rendering and sampling as its rollouts)."""
-    grpo, episodes = recipe["grpo"], recipe["episodes"]
+    grpo, episodes = recipe.grpo, recipe.episodes
     return ChatSettings(
-        Sampling(max_new_tokens=max_new_tokens, temperature=grpo["temperature"], top_p=grpo["top_p"],
-                 seed=grpo["seed"], enable_thinking=grpo["enable_thinking"]),
-        ToolSettings(episodes["command_timeout_s"], RenderLimits(episodes["output_chars"])),
-        max_episode_tokens=grpo["max_completion_length"])
+        Sampling(max_new_tokens=max_new_tokens, temperature=grpo.temperature, top_p=grpo.top_p,
+                 seed=grpo.seed, enable_thinking=grpo.enable_thinking),
+        ToolSettings(episodes.command_timeout_s, RenderLimits(episodes.output_chars)),
+        max_episode_tokens=grpo.max_completion_length)
 
 
 def sample_seed(base_seed: int, instance: int, sample: int) -> int:
@@ -86,12 +86,12 @@ def open_backends(recipe: Recipe, base: str, adapter: Path | None = None) -> tup
     """The base model's backend and, with an adapter, the trained model's: one vLLM engine for both where the recipe
     generates with vLLM, else local transformers."""
     try:
-        if recipe["generation"]["backend"] == "vllm":
+        settings = recipe.generation.vllm
+        if recipe.generation.backend == "vllm" and settings is not None:  # the recipe's check: vllm has settings
             from agents.backends.vllm_engine import VllmBackend, VllmEngine
 
-            settings = recipe["generation"]["vllm"]
-            engine = VllmEngine(base, settings["gpu_memory_utilization"], settings["max_model_length"],
-                                max_lora_rank=max(64, recipe["lora"]["r"]))
+            engine = VllmEngine(base, settings.gpu_memory_utilization, settings.max_model_length,
+                                max_lora_rank=max(64, recipe.lora.r))
             return Serialised(VllmBackend(engine)), Serialised(VllmBackend(engine, adapter)) if adapter else None
         from agents.backends.local import LocalBackend
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from estimates.bootstrap import paired_difference
 from sandbox.episode import Sandbox
 from taskpkg.atomic_files import write_json_atomic
+from taskpkg.layouts import ADAPTER_DIR
 from taskpkg.model import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.metrics import keep_transcripts
@@ -25,18 +26,18 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
                    heldout: list[int], say: object = print) -> dict | None:
     """Both arms on the first `in_domain.instances` held-out instances (the trained one with `out`/adapter), written
     to `out`/in-domain.json; None when the recipe asks for none. The manifest keeps it without the episodes."""
-    settings = recipe["in_domain"]
-    instances = heldout[: settings["instances"]]
+    settings = recipe.in_domain
+    instances = heldout[: settings.instances]
     if not instances:
         return None
-    k = settings["samples"]
+    k = settings.samples
     say(f"in-domain lift: base and trained model on {len(instances)} held-out instance(s), {k} sample(s) "  # type: ignore[operator]  # say is any callable taking one line
         "each")
-    base_backend, trained_backend = open_backends(recipe, base, out / "adapter")
+    base_backend, trained_backend = open_backends(recipe, base, out / ADAPTER_DIR)
     assert trained_backend is not None
-    chat = chat_settings(recipe, settings["max_new_tokens"])
+    chat = chat_settings(recipe, settings.max_new_tokens)
     jobs = [(i, s) for i in instances for s in range(k)]
-    concurrency = recipe["episodes"]["concurrency"]
+    concurrency = recipe.episodes.concurrency
     arms = {"base": play(sandbox, package, jobs, base_backend, chat, concurrency, "in-domain-base",
                          keep=keep_transcripts(out, "in-domain-base")),
             "trained": play(sandbox, package, jobs, trained_backend, chat, concurrency, "in-domain-trained",

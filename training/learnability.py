@@ -20,7 +20,7 @@ def check_learnability(package: TaskPackage, recipe: Recipe, out: Path | None = 
     check_machine(recipe)
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-    instances, _ = split_seeds(package.instance_count, recipe["seeds"]["shuffle_seed"], recipe["seeds"]["heldout"])
+    instances, _ = split_seeds(package.instance_count, recipe.seeds.shuffle_seed, recipe.seeds.heldout)
     base, info = base_model(recipe, say)
     digest = "sha256:" + tree_digest(package.root, frozenset({"__pycache__"}))
     with Sandbox() as sandbox:

@@ -8,7 +8,6 @@ import time
 from importlib import metadata
 from pathlib import Path
 
-from taskpkg.atomic_files import write_json_atomic
 from taskpkg.digest import tree_digest
 
 LIBRARIES = ("torch", "transformers", "trl", "peft", "vllm", "datasets", "docker")
@@ -41,11 +40,6 @@ def hardware() -> dict:
 def folder_digest(folder: Path) -> str:
     """The content digest of a folder (taskpkg.digest, as scoring computes it for the adapter it scores)."""
     return "sha256:" + tree_digest(folder)
-
-
-def write_json_atomically(path: Path, data: dict) -> None:
-    """Write a manifest's JSON (keys sorted) so that a reader never sees half a file."""
-    write_json_atomic(path, data, sort_keys=True)
 
 
 def gpu_hours(wall_s: float, gpus: int) -> float:

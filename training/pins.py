@@ -24,10 +24,10 @@ class PinError(RuntimeError):
 
 def check_pin(recipe: Recipe, local: LocalModel) -> None:
     """A local base against the recipe's pin (the bundled model: package version and file digest)."""
-    pin = recipe["model"].get("revision")
+    pin = recipe.model.revision
     if pin is None:
         return  # a checkpoint folder named by path: its fingerprint is what the manifest records
-    if recipe["model"]["base"] != SMALL_MODEL:
+    if recipe.model.base != SMALL_MODEL:
         if pin != local.revision:
             raise PinError(f"{recipe.source}: model.revision pins {pin} but {local.path} is {local.revision}; "
                            "point model.base at the pinned checkpoint or update the pin")

@@ -19,6 +19,7 @@ import json
 import math
 import os
 from collections.abc import Callable
+from dataclasses import asdict
 from pathlib import Path
 
 from estimates import binomial
@@ -26,6 +27,7 @@ from estimates.groups import has_signal, judged, pass_at_k, pass_rate_estimate, 
 from estimates.learnability import CONTINUE, REFUSE, SignalTest, judge
 from sandbox.episode import EpisodeResult, Sandbox
 from taskpkg.atomic_files import write_json_atomic
+from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
 from taskpkg.model import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.evidence import RunStatus
@@ -39,12 +41,12 @@ REPORT_FILE = "preflight.json"
 
 def cache_key(package_digest: str, base_revision: str, recipe: Recipe) -> str:
     """What a pre-flight's outcome depends on: the package, the model, the harness and sampling settings."""
-    grpo = recipe["grpo"]
+    grpo = recipe.grpo
     identity = {"version": VERSION, "package": package_digest, "model": base_revision,
-                "preflight": recipe["preflight"], "episodes": recipe["episodes"],
-                "generation": recipe["generation"]["backend"],
-                "sampling": {k: grpo[k] for k in ("num_generations", "temperature", "top_p", "max_completion_length",
-                                                  "enable_thinking", "seed")}}
+                "preflight": asdict(recipe.preflight), "episodes": asdict(recipe.episodes),
+                "generation": recipe.generation.backend,
+                "sampling": {k: getattr(grpo, k) for k in ("num_generations", "temperature", "top_p",
+                                                           "max_completion_length", "enable_thinking", "seed")}}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
 
@@ -88,20 +90,20 @@ def preflight(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str,
 
 def _play(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
           say: object, keep: Callable[[EpisodeResult, int], None] | None = None) -> dict:
-    settings, grpo = recipe["preflight"], recipe["grpo"]
-    g, batch = grpo["num_generations"], settings["instances"]
-    limit = min(settings["max_instances"], len(instances))
+    settings = recipe.preflight
+    g, batch = recipe.grpo.num_generations, settings.instances
+    limit = min(settings.max_instances, len(instances))
     looks = max(1, math.ceil(limit / batch))
-    test = SignalTest(settings["min_signal_share"], settings["confidence"], looks)
+    test = SignalTest(settings.min_signal_share, settings.confidence, looks)
     backend, _ = open_backends(recipe, base)
-    chat = chat_settings(recipe, settings["max_new_tokens"])
+    chat = chat_settings(recipe, settings.max_new_tokens)
     samples: list[Sample] = []
     for look in range(looks):
         chosen = instances[look * batch: min(limit, (look + 1) * batch)]
         say(f"pre-flight: {g} samples on each of {len(chosen)} training instance(s) (look {look + 1} of "  # type: ignore[operator]  # say is any callable taking one line
             f"{looks})")
         samples += play(sandbox, package, [(i, k) for i in chosen for k in range(g)], backend, chat,
-                        recipe["episodes"]["concurrency"], "preflight", keep=keep)
+                        recipe.episodes.concurrency, "preflight", keep=keep)
         verdict = judge(list(_groups(samples).values()), test, last_look=look == looks - 1)
         if verdict.decision != CONTINUE:
             break
@@ -198,11 +200,11 @@ def preflight_gate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
 def preflight_refusal(out: Path) -> dict | None:
     """The pre-flight of a run in `out` that the pre-flight stopped before any training (nothing else to keep)."""
     try:
-        manifest = json.loads((out / "manifest.json").read_text())
+        manifest = json.loads((out / MANIFEST_FILE).read_text())
     except (OSError, ValueError):
         return None
     report = manifest.get("preflight") or {}
-    trained = any((out / "checkpoints").glob("checkpoint-*")) or (out / "adapter").exists()
+    trained = any((out / CHECKPOINTS_DIR).glob("checkpoint-*")) or (out / ADAPTER_DIR).exists()
     refused = (report.get("verdict") or {}).get("decision") == REFUSE
     if manifest.get("status") == RunStatus.STOPPED and refused and not trained:
         return report

@@ -23,19 +23,15 @@ from pathlib import Path
 
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
 from sandbox.episode import Sandbox
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.digest import git_commit, tree_digest
+from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
 from taskpkg.model import TaskPackage
 from training.environment import RolloutPool
 from training.evaluate import chat_settings
 from training.evidence import RunStatus, lora_change, lora_snapshot, no_update_reason, update_evidence
 from training.in_domain import in_domain_lift
-from training.manifest import (
-    folder_digest,
-    hardware,
-    library_versions,
-    now_iso,
-    write_json_atomically,
-)
+from training.manifest import folder_digest, hardware, library_versions, now_iso
 from training.metrics import Progress, RunLog
 from training.pins import check_pin, hub_snapshot
 from training.preflight import preflight_gate, preflight_refusal
@@ -95,11 +91,11 @@ def check_machine(recipe: Recipe) -> int:
     if not recipe.on_gpu:
         return 0
     if not torch.cuda.is_available():
-        kinds = ", ".join(recipe["hardware"].get("gpu_types", ["any"]))
+        kinds = ", ".join(recipe.hardware.gpu_types or ("any",))
         raise TrainingError(f"the recipe {recipe.name} needs a CUDA GPU ({kinds}) and this machine has none; run it "
                             "on a GPU machine (arena launch --backend skypilot) or "
                             "use --recipe cpu-small here", environment=True)
-    if recipe["generation"]["backend"] == "vllm":
+    if recipe.generation.backend == "vllm":
         try:
             import vllm  # noqa: F401
         except ImportError:
@@ -109,18 +105,18 @@ def check_machine(recipe: Recipe) -> int:
 
 def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
     """The base the LoRA trains on (warm-up merged in where the recipe says) and how to name it in manifests."""
-    spec = recipe["model"]["base"]
+    spec = recipe.model.base
     try:
         local = resolve_local_model(spec)
     except ModelUnavailable as exc:
         if Path(spec).exists() or "/" not in spec or spec.startswith("."):
             raise TrainingError(str(exc), environment=True) from None
-        revision = recipe["model"].get("revision")
+        revision = recipe.model.revision
         snapshot = hub_snapshot(spec, revision)  # the pinned commit's files: what training and scoring both load
         return snapshot, {"name": spec, "revision": revision, "path": snapshot, "source": "hub"}
     check_pin(recipe, local)  # the bundled model must be the revision the recipe pins
     try:  # a kept warm-up adapter that fails its digest check stops the run with what to do
-        warmed: LocalModel = warmed_base(local, recipe["model"].get("warmup"), say)
+        warmed: LocalModel = warmed_base(local, recipe.model.warmup, say)
     except ModelUnavailable as exc:
         raise TrainingError(str(exc), environment=True) from None
     return str(warmed.path), {"name": warmed.name, "revision": warmed.revision, "path": str(warmed.path),
@@ -159,7 +155,7 @@ def rerun_command(package: TaskPackage, recipe: Recipe, out: Path) -> str:
 def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
           progress: Progress | None = None) -> TrainOutcome:
     """The whole run. Raises TrainingError (with what to do) when it cannot start or go on."""
-    progress = progress or Progress(recipe["grpo"]["steps"])
+    progress = progress or Progress(recipe.grpo.steps)
     say = progress.say
     gpus = check_machine(recipe)
     overridden = prepare_output(options.out, options.resume, options.skip_calibration,
@@ -168,8 +164,8 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")  # environment_factory is experimental: docs/TRAINING.md
     started, wall_started = now_iso(), time.monotonic()
-    train_instances, heldout = split_seeds(package.instance_count, recipe["seeds"]["shuffle_seed"],
-                                           recipe["seeds"]["heldout"])
+    train_instances, heldout = split_seeds(package.instance_count, recipe.seeds.shuffle_seed,
+                                           recipe.seeds.heldout)
     base, base_info = base_model(recipe, say)
     manifest = {
         "manifest_version": MANIFEST_VERSION, "environment": package.name, "package_digest":
@@ -177,7 +173,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
         "commit": options.commit or git_commit(package.root),
         "recipe": {"name": recipe.name, "source": recipe.source, "digest": recipe.digest,
                    "overrides": recipe.overrides, "data": recipe.data},
-        "base_model": base_info, "seeds": {"shuffle_seed": recipe["seeds"]["shuffle_seed"],
+        "base_model": base_info, "seeds": {"shuffle_seed": recipe.seeds.shuffle_seed,
                                            "train_instances": len(train_instances), "heldout": heldout},
         "libraries": library_versions(), "hardware": hardware(), "started_at": started}
     with Sandbox() as sandbox, contextlib.closing(progress):
@@ -195,7 +191,7 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     manifest.update({"finished_at": now_iso(), "wall_s": round(time.monotonic() - wall_started, 1), "gpus": gpus,
                      "total_wall_s": clock.wall_s, "gpu_hours": clock.gpu_hours, "segments": len(clock.segments),
                      "status": status, "reason": reason})
-    write_json_atomically(options.out / "manifest.json", manifest)
+    write_json_atomic(options.out / MANIFEST_FILE, manifest, sort_keys=True)
     return TrainOutcome(status, reason, manifest)
 
 
@@ -203,9 +199,8 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
           heldout: list[int], options: TrainOptions, manifest: dict, progress: Progress,
           gpus: int) -> tuple[RunStatus, str | None]:
     out = options.out
-    log = RunLog(out, recipe.data.get("transcripts", {}).get("every_steps", 1),
-                 recipe.data.get("transcripts", {}).get("per_step", 0), recipe["grpo"]["num_generations"])
-    checkpoint = latest_checkpoint(out / "checkpoints") if options.resume else None
+    log = RunLog(out, recipe.transcripts.every_steps, recipe.transcripts.per_step, recipe.grpo.num_generations)
+    checkpoint = latest_checkpoint(out / CHECKPOINTS_DIR) if options.resume else None
     if checkpoint is not None:
         resumed_at = int(checkpoint.name.removeprefix("checkpoint-"))
         log.forget_after(resumed_at)
@@ -213,10 +208,10 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
         manifest["resumed_from_step"] = resumed_at
     elif options.resume:
         log.forget_after(0)  # killed before its first checkpoint: it starts over, its earlier lines go
-    chat = chat_settings(recipe, recipe["grpo"]["max_completion_length"])
-    pool = RolloutPool(sandbox, package, chat.tools, recipe["episodes"]["concurrency"])
+    chat = chat_settings(recipe, recipe.grpo.max_completion_length)
+    pool = RolloutPool(sandbox, package, chat.tools, recipe.episodes.concurrency)
     try:
-        trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / "checkpoints", gpus > 0)
+        trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / CHECKPOINTS_DIR, gpus > 0)
         before = lora_snapshot(trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     finally:
@@ -231,7 +226,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     if not evidence["effective"]:
         return RunStatus.NO_EFFECTIVE_UPDATE, no_update_reason(evidence)
     _save_adapter(trainer, out)
-    manifest["adapter"] = {"path": "adapter", "digest": folder_digest(out / "adapter")}
+    manifest["adapter"] = {"path": ADAPTER_DIR, "digest": folder_digest(out / ADAPTER_DIR)}
     manifest["in_domain"] = in_domain_lift(sandbox, package, recipe, base, out, heldout, progress.say)
     return RunStatus.COMPLETED, None
 
@@ -242,5 +237,5 @@ def _save_adapter(trainer: object, out: Path) -> None:
     shutil.rmtree(staging, ignore_errors=True)
     trainer.model.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     trainer.processing_class.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
-    shutil.rmtree(out / "adapter", ignore_errors=True)
-    staging.rename(out / "adapter")
+    shutil.rmtree(out / ADAPTER_DIR, ignore_errors=True)
+    staging.rename(out / ADAPTER_DIR)

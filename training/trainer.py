@@ -4,12 +4,14 @@ loss, and the count of tokens each batch trains on with a non-zero advantage (tr
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from agents.chat import opening_messages
 from training.environment import ArenaEnvironment, RolloutPool, make_reward_function
 from training.metrics import Progress, RunLog
-from training.recipe import Recipe
+from training.recipe import LoraSettings, Recipe, section
 from training.tool_overlap import overlapping_tools
 
 
@@ -22,34 +24,33 @@ def grpo_config(recipe: Recipe, output_dir: Path, gpu: bool) -> object:
 
 def grpo_arguments(recipe: Recipe, output_dir: Path, gpu: bool) -> dict:
     """GRPOConfig's arguments for a recipe, every value explicit."""
-    grpo, generation, precision = recipe["grpo"], recipe["generation"], recipe.data.get("precision", {})
-    vllm = generation.get("vllm", {})
+    grpo, generation, precision, vllm = recipe.grpo, recipe.generation, recipe.precision, recipe.generation.vllm
     return dict(
-        output_dir=str(output_dir), per_device_train_batch_size=grpo["micro_batch_size"],
-        gradient_accumulation_steps=recipe.gradient_accumulation_steps, num_generations=grpo["num_generations"],
-        max_steps=grpo["steps"], learning_rate=grpo["learning_rate"], beta=grpo["beta"],
-        temperature=grpo["temperature"], top_p=grpo["top_p"], max_completion_length=grpo["max_completion_length"],
-        max_tool_calling_iterations=grpo["max_tool_calling_iterations"],
-        mask_truncated_completions=grpo["mask_truncated_completions"], loss_type=grpo["loss_type"],
-        scale_rewards=grpo["scale_rewards"], chat_template_kwargs={"enable_thinking": grpo["enable_thinking"]},
-        seed=grpo["seed"], data_seed=grpo["seed"], logging_steps=1, save_strategy="steps",
-        save_steps=recipe["checkpoints"]["every_steps"], save_total_limit=recipe["checkpoints"]["keep"],
-        report_to=[], disable_tqdm=True, bf16=bool(precision.get("bf16")),
-        gradient_checkpointing=bool(precision.get("gradient_checkpointing")), use_cpu=not gpu,
-        use_vllm=generation["backend"] == "vllm", vllm_mode=vllm.get("mode", "colocate"),
-        vllm_gpu_memory_utilization=vllm.get("gpu_memory_utilization", 0.3),
-        vllm_enable_sleep_mode=vllm.get("enable_sleep_mode", False),
-        vllm_max_model_length=vllm.get("max_model_length"), remove_unused_columns=False)
+        output_dir=str(output_dir), per_device_train_batch_size=grpo.micro_batch_size,
+        gradient_accumulation_steps=recipe.gradient_accumulation_steps, num_generations=grpo.num_generations,
+        max_steps=grpo.steps, learning_rate=grpo.learning_rate, beta=grpo.beta,
+        temperature=grpo.temperature, top_p=grpo.top_p, max_completion_length=grpo.max_completion_length,
+        max_tool_calling_iterations=grpo.max_tool_calling_iterations,
+        mask_truncated_completions=grpo.mask_truncated_completions, loss_type=grpo.loss_type,
+        scale_rewards=grpo.scale_rewards, chat_template_kwargs={"enable_thinking": grpo.enable_thinking},
+        seed=grpo.seed, data_seed=grpo.seed, logging_steps=1, save_strategy="steps",
+        save_steps=recipe.checkpoints.every_steps, save_total_limit=recipe.checkpoints.keep,
+        report_to=[], disable_tqdm=True, bf16=precision.bf16,
+        gradient_checkpointing=precision.gradient_checkpointing, use_cpu=not gpu,
+        use_vllm=generation.backend == "vllm", vllm_mode=vllm.mode if vllm else "colocate",
+        vllm_gpu_memory_utilization=vllm.gpu_memory_utilization if vllm else 0.3,
+        vllm_enable_sleep_mode=vllm.enable_sleep_mode if vllm else False,
+        vllm_max_model_length=vllm.max_model_length if vllm else None, remove_unused_columns=False)
 
 
-def lora_config(settings: dict) -> object:
-    """PEFT's LoraConfig for a recipe's lora section."""
+def lora_config(settings: LoraSettings | Mapping[str, Any]) -> object:
+    """PEFT's LoraConfig for a recipe's lora section (typed, or the mapping a recipe file writes)."""
     from peft import LoraConfig
 
-    layers = settings.get("layers")
-    return LoraConfig(r=settings["r"], lora_alpha=settings["alpha"], lora_dropout=settings["dropout"],
-                      target_modules=list(settings["target_modules"]), task_type="CAUSAL_LM",
-                      layers_to_transform=list(layers) if layers else None)
+    lora = settings if isinstance(settings, LoraSettings) else section(LoraSettings, settings)
+    return LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                      target_modules=list(lora.target_modules), task_type="CAUSAL_LM",
+                      layers_to_transform=list(lora.layers) if lora.layers else None)
 
 
 def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: RolloutPool, log: RunLog,
@@ -79,15 +80,15 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
             log.signal(signal_tokens(batch))
             return batch
 
-    dtype = torch.bfloat16 if recipe["model"]["dtype"] == "bfloat16" else torch.float32
-    tokenizer = AutoTokenizer.from_pretrained(base, revision=recipe["model"].get("revision"))
-    model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe["model"].get("revision"))
+    dtype = torch.bfloat16 if recipe.model.dtype == "bfloat16" else torch.float32
+    tokenizer = AutoTokenizer.from_pretrained(base, revision=recipe.model.revision)
+    model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe.model.revision)
     rows = [{"prompt": opening_messages(None), "instance": instance} for instance in instances]
     pool.waited = log.waited
-    trainer_class = overlapping_tools(ArenaGRPOTrainer, recipe["episodes"]["concurrency"], pool)  # less idle time
+    trainer_class = overlapping_tools(ArenaGRPOTrainer, recipe.episodes.concurrency, pool)  # less idle time
     trainer = trainer_class(model=model, reward_funcs=[make_reward_function(pool, log)],
                             args=grpo_config(recipe, output_dir, gpu), train_dataset=Dataset.from_list(rows),
-                            processing_class=tokenizer, peft_config=lora_config(recipe["lora"]),
+                            processing_class=tokenizer, peft_config=lora_config(recipe.lora),
                             environment_factory=lambda: ArenaEnvironment(pool), callbacks=[StepLog()])
     trainer.remove_callback(PrinterCallback)  # StepLog reports each step (and metrics.jsonl keeps them all)
     return trainer

@@ -229,11 +229,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--out", type=Path, help="--rebuild: write the adapter here instead of training/warmups/")
     args = parser.parse_args(argv)
     recipe = load_recipe(args.recipe)
-    settings = recipe["model"].get("warmup")
+    settings = recipe.model.warmup
     if not settings:
         parser.error(f"the recipe {args.recipe} has no warm-up")
     try:
-        base = resolve_local_model(recipe["model"]["base"])
+        base = resolve_local_model(recipe.model.base)
         if args.prepare:
             print(warmed_base(base, settings, say=lambda text: print(text, file=sys.stderr)).path)
         else:

@@ -69,6 +69,17 @@ class PackageReport:
     trials: list[dict[str, Any]] = field(default_factory=list)
     dynamic_cached_at: str | None = None
     digest: str | None = None  # "sha256:<tree digest>" of the files checked: training refuses any other
+    checks: list[dict[str, str]] | None = None  # as read from a report file (from_dict); None: from the registry
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> PackageReport:
+        """One package of a report file's JSON (validated against the report schema: bot.report_input)."""
+        return cls(path=data["path"], name=data["name"], title=data["title"], domain=data["domain"],
+                   instances=data["instances"], diagnostics=[Diagnostic.from_dict(d) for d in data["diagnostics"]],
+                   checks_run=[c["check_id"] for c in data["checks"] if c["status"] != "skipped"],
+                   duration_ms=float(data["duration_ms"]), trials=list(data["trials"]),
+                   dynamic_cached_at=data.get("dynamic_cached_at"), digest=data.get("digest"),
+                   checks=[dict(c) for c in data["checks"]])
 
     @property
     def passed(self) -> bool:
@@ -81,6 +92,8 @@ class PackageReport:
 
     def check_outcomes(self) -> list[dict[str, Any]]:
         """Every catalogue check the run reached, with its outcome; the rest as skipped."""
+        if self.checks is not None:
+            return list(self.checks)
         worst: dict[str, Severity] = {}
         order = list(Severity)
         for d in self.diagnostics:
@@ -119,6 +132,15 @@ class Report:
     packages: list[PackageReport]
     started_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     duration_s: float = 0.0
+    arena_version: str | None = None  # the version that wrote a report read from a file; None: this installation
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Report:
+        """A report file's JSON (validated against the report schema: bot.report_input) as a typed Report.
+        ValueError when started_at is not an ISO 8601 time."""
+        started = datetime.fromisoformat(str(data["started_at"]).replace("Z", "+00:00"))
+        return cls(mode=data["mode"], packages=[PackageReport.from_dict(p) for p in data["packages"]],
+                   started_at=started, duration_s=float(data["duration_s"]), arena_version=data["arena_version"])
 
     @property
     def passed(self) -> bool:
@@ -136,7 +158,7 @@ class Report:
         """The versioned JSON form, described by validators/schema/report-v1.schema.json."""
         return {
             "report_version": REPORT_VERSION,
-            "arena_version": arena_version(),
+            "arena_version": self.arena_version or arena_version(),
             "mode": self.mode,
             "started_at": self.started_at.isoformat(timespec="seconds"),
             "duration_s": round(self.duration_s, 3),
