@@ -166,4 +166,4 @@ def gguf_read_once() -> Iterator[None]:
     try:
         yield
     finally:
-        gguf_module.GGUFReader, gguf_module.get_tensor_name_map = reader, name_map  # type: ignore[misc]
+        gguf_module.GGUFReader, gguf_module.get_tensor_name_map = reader, name_map  # type: ignore[misc]  # the originals restored
