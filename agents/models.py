@@ -8,12 +8,15 @@ transformers checkpoint (dequantized, `quantization_config` dropped) with TRL's 
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import importlib.util
 import json
 import os
 import shutil
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,8 +117,9 @@ def _convert(gguf: Path, target: Path) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
     try:
-        tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        with gguf_read_once():
+            tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+            model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         if hasattr(model.config, "quantization_config"):  # dequantized on load: save it as a plain checkpoint
             del model.config.quantization_config
         model.hf_quantizer = None
@@ -135,3 +139,31 @@ def _convert(gguf: Path, target: Path) -> None:
                 raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def gguf_read_once() -> Iterator[None]:
+    """While converting: each GGUF file parsed once, and gguf's tensor-name map built once per architecture.
+
+    transformers parses the whole file for the config, again for the tokenizer and again for the weights (its
+    49,152-token vocabulary field by field: about 8 s each here), and builds gguf's name map once per module of the
+    model it walks (about 400 times, 30 ms each). Both are pure functions of their arguments, looked up in the `gguf`
+    module when called, so answering repeats from a memo changes nothing of what is read (tests/test_models.py).
+    """
+    import gguf as gguf_module
+
+    reader, name_map = gguf_module.GGUFReader, gguf_module.get_tensor_name_map
+    readers: dict[tuple[str, str], object] = {}
+
+    def read_once(path: object, mode: str = "r") -> object:
+        key = (str(path), mode)
+        if key not in readers:
+            readers[key] = reader(path, mode)  # type: ignore[arg-type]  # gguf accepts a path or a str
+        return readers[key]
+
+    gguf_module.GGUFReader = read_once  # type: ignore[assignment, misc]  # the same call, answered once per file
+    gguf_module.get_tensor_name_map = functools.cache(name_map)  # type: ignore[assignment]  # pure in its arguments
+    try:
+        yield
+    finally:
+        gguf_module.GGUFReader, gguf_module.get_tensor_name_map = reader, name_map  # type: ignore[misc]  # the originals restored

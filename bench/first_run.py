@@ -9,7 +9,7 @@ a change to the environment (a comment in its verifier, as a contributor's next 
 the second run on a new commit. Prints each phase of both runs, the load average around each, and the ratio to its
 target (fresh < 10 minutes, second run < 3 minutes on a 2-core machine).
 
-    .venv/bin/python bench/first_run.py [--keep] [--environment ledger-reconciliation]
+    .venv/bin/python bench/first_run.py [--keep] [--environment word-list]
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def report(title: str, wall: float, phases: list[tuple[str, int]], before: str, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--environment", default="ledger-reconciliation")
+    parser.add_argument("--environment", default="word-list")
     parser.add_argument("--keep", action="store_true", help="keep the temporary folder (clone, caches, logs)")
     args = parser.parse_args()
     if subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from agents.backends.local_threads import use_cpu_threads
 from agents.chat import opening_messages
 from training.environment import ArenaEnvironment, RolloutPool, make_reward_function
 from training.metrics import Progress, RunLog
@@ -80,6 +81,8 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
             log.signal(signal_tokens(batch))
             return batch
 
+    if not gpu:
+        use_cpu_threads()  # a thread per core the load leaves free, idle ones sleeping (agents.backends.local_threads)
     dtype = torch.bfloat16 if recipe.model.dtype == "bfloat16" else torch.float32
     tokenizer = AutoTokenizer.from_pretrained(base, revision=recipe.model.revision)
     model = AutoModelForCausalLM.from_pretrained(base, dtype=dtype, revision=recipe.model.revision)

@@ -10,7 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
+from agents.backends.local_threads import prepare_environment
 from agents.parse import ParsedReply
+
+prepare_environment()  # before any backend imports torch: idle CPU threads sleep, not spin (local_threads)
 
 
 class BackendError(RuntimeError):

@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 from agents.backends import BackendError, Reply, Sampling, template_options
+from agents.backends.local_threads import use_cpu_threads
 from agents.parse import parse_reply
 
 
@@ -40,6 +41,8 @@ class LocalBackend:
                                "pip install -e '.[train]'") from None
         self._torch = torch
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.device == "cpu":
+            use_cpu_threads()  # as many threads as the load leaves cores, idle ones sleeping (local_threads)
         self.name = model_dir.name + (f"+{adapter_dir.name}" if adapter_dir else "")
         self._lock = threading.Lock()  # one generation at a time: the seed is global to torch
         try:
