@@ -16,6 +16,7 @@ import docker
 from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent
+from sandbox.batch_verification import verify_batch
 from sandbox.cleanup import collect_garbage
 from sandbox.containers import Tracker, start_container
 from sandbox.engine import connect, labels, new_session_id
@@ -24,7 +25,7 @@ from sandbox.instances import generate, root_channel, scenes_for
 from sandbox.layout import WORKSPACE
 from sandbox.outcomes import EpisodeResult, InitialState
 from sandbox.session import EpisodeSession
-from sandbox.verification import verify_into
+from sandbox.verification import record, verify_into
 from sandbox.workspace_files import WorkspaceFile
 from taskpkg.model import TaskPackage
 
@@ -114,6 +115,25 @@ class Sandbox:
         finally:
             self.tracker.discard(made, [])
             result.timings["total_s"] = time.perf_counter() - started
+
+    def score_initial_many(self, package: TaskPackage, initial: InitialState,
+                           submissions: list[tuple[str, dict[str, WorkspaceFile] | None]]) -> list[EpisodeResult]:
+        """score_initial for each (agent name, files) on one instance, in as few containers as stay honest
+        (sandbox.batch_verification)."""
+        made: list[str] = []
+        try:
+            verified = verify_batch(self.tracker, self.session, initial.image, package, initial.instance, made,
+                                    [files for _, files in submissions])
+        finally:
+            self.tracker.discard(made, [])
+        results = []
+        for (agent_name, _), one in zip(submissions, verified, strict=True):
+            result = EpisodeResult(package.name, initial.instance, agent_name, outcome="scored",
+                                   prompt_values=initial.prompt_values)
+            record(result, one.verdict)
+            result.timings["verify_s"] = result.timings["total_s"] = one.seconds
+            results.append(result)
+        return results
 
     def initial_state(self, package: TaskPackage, instance: int) -> InitialState:
         """Make one instance and commit it, for episodes to start from (hand it back with release()).
