@@ -14,6 +14,7 @@ from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 
 from sandbox.agent_interface import Agent
+from sandbox.batch_verification import ContainerVerifier
 from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
 from sandbox.workspace_files import WorkspaceFile
@@ -57,6 +58,7 @@ HEAVY_ORACLE_SHARE = 0.7
 DYNAMIC_IDS = ids(Category.DYNAMIC)
 READ_PROBE, STEER_PROBE = "read-answers", "steer-verifier"  # probes that need the package: not in PROBES
 VERIFIED_TOGETHER = ("nop", "answer")  # roles that verify an instance's initial state: one unit per instance
+TRUSTED = ("read", "steer")  # the arena's own probes (beside the oracle): their final state is verified in place
 
 
 @dataclass(frozen=True)
@@ -191,6 +193,7 @@ class _TrialRunner:
         self.answers: Answers | None = None
         self.notes: dict[AnswerTrial, str] = {}
         self._setup_failed: dict[int, EpisodeResult] = {}
+        self._kept: dict[int, ContainerVerifier] = {}
         self._lock = threading.Lock()
 
     def run_unit(self, trials: list[PlannedTrial]) -> list[EpisodeResult]:
@@ -211,8 +214,10 @@ class _TrialRunner:
                     self.package.name, instance, name, "skipped", error="the instance was not made")
             else:
                 wanted.append((index, name, files))
+        kept = self._take_kept(instance)
         if state is not None and wanted:
-            scored = self.sandbox.score_initial_many(self.package, state, [(name, files) for _, name, files in wanted])
+            scored = self.sandbox.score_initial_many(self.package, state, [(name, files) for _, name, files in wanted],
+                                                     kept)
             for (index, _, _), result in zip(wanted, scored, strict=True):
                 results[index] = result
         done = [r for r in results if r is not None]
@@ -226,7 +231,8 @@ class _TrialRunner:
         if trial.role == "oracle":
             result = self._run_sharing(trial)
         elif trial.role == "repeat":
-            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(), keep_files=True)
+            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(), keep_files=True,
+                                              verify_in_place=True)
         else:
             state = self._shared_state(trial.instance).result()
             agent = trial.make_agent()
@@ -235,7 +241,7 @@ class _TrialRunner:
             else:
                 command = list(trial.verifier_command) if trial.verifier_command else None
                 result = self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state,
-                                                  verifier_command=command)
+                                                  verifier_command=command, verify_in_place=trial.role in TRUSTED)
         if self.on_trial:
             self.on_trial(f"{trial.role} {result.agent} #{trial.instance}")
         return result
@@ -245,7 +251,8 @@ class _TrialRunner:
         finished = self._oracle_run(trial.instance)
         try:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(),
-                                              share_initial=shared.set_result, keep_files=True)
+                                              share_initial=shared.set_result, keep_files=True,
+                                              keep_for=lambda kept: self._keep(trial.instance, kept))
             if result.outcome == "setup_error":
                 self._setup_failed[trial.instance] = result
             finished.set_result(result)
@@ -283,6 +290,15 @@ class _TrialRunner:
             return EpisodeResult(self.package.name, trial.instance, trial.agent, "skipped", error=note)
         return files
 
+    def _keep(self, instance: int, kept: ContainerVerifier) -> None:
+        with self._lock:
+            self._kept[instance] = kept
+
+    def _take_kept(self, instance: int) -> ContainerVerifier | None:
+        """The oracle's container on this instance, kept for its verifications (each instance's is taken once)."""
+        with self._lock:
+            return self._kept.pop(instance, None)
+
     def _oracle_run(self, instance: int) -> Future[EpisodeResult]:
         with self._lock:
             return self._oracle.setdefault(instance, Future())
@@ -304,9 +320,12 @@ class _TrialRunner:
                 oracle.set_exception(RuntimeError("the checks were abandoned"))
 
     def release(self) -> None:
-        """Hand every shared instance back to the sandbox."""
+        """Hand every shared instance and kept container back to the sandbox."""
         with self._lock:
             shared = list(self._shared.values())
+            kept, self._kept = list(self._kept.values()), {}
+        for verifier in kept:
+            verifier.close()
         for future in shared:
             state = future.result() if future.done() else None
             if state is not None:
