@@ -14,14 +14,14 @@ through the sandbox's channel, against docker-py's `exec_run` (the fair baseline
 command) and against a `docker exec` CLI process.
 
 Measured (issue 21 item 8; ledger-reconciliation, 44 trials on 8 oracle instances; the 2-core machine shared with
-five other workers; `--rounds 1 --round-trips 5` unless said): cold ratio 2.28x (median of 2 rounds, 2.22-2.34, load
-9-10; bare 16.1 s, arena 36.8 s, image cached 19.1 s); then, alternating with main's code in one window (load 6-8),
-main 2.12x and 2.86x (image cached 22.2 s, 16.3 s), this code 2.24x and 2.58x (image cached 20.2 s, 14.5 s). The
-cold ratio follows the build's time (bare 8-17 s for the same Dockerfile): the trials themselves, image cached, are
-about 10% faster than before. The 1.5x target is not met. What each probe costs (summed trial seconds, load 10): the
-oracle trials 41%, reading 11%, steering 9%, the seven tamper probes 17%, the answer probes 15% (0.4-0.6 s a
-verification), do-nothing 3%, determinism 4%; `bench/probe_cost.py --rounds 1` (load 6): reading adds 0.92x the core
-trials' wall time, steering 0.61x.
+five other workers; `--rounds 2 --round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: this code
+2.25x (2.17-2.34; bare 6.7 s, arena cold 15.1 s, image cached 9.2 s), main's code before it 2.56x (2.53-2.58; bare
+6.9 s, cold 17.6 s, image cached 11.3 s). Under load 9-10: 2.28x (2.22-2.34; bare 16.1 s, cold 36.8 s, image cached
+19.1 s); alternating with main's code at load 6-8 (`--rounds 1`, twice each): main 2.12x and 2.86x (image cached 22.2
+s, 16.3 s), this code 2.24x and 2.58x (20.2 s, 14.5 s). The 1.5x target is not met. What each probe costs (summed
+trial seconds, load 10): the oracle trials 41%, reading 11%, steering 9%, the seven tamper probes 17%, the answer
+probes 15% (0.4-0.6 s a verification, 0.1-0.3 s when quiet), do-nothing 3%, determinism 4%; `bench/probe_cost.py
+--rounds 1` (load 6): reading adds 0.92x the core trials' wall time, steering 0.61x.
 
     .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--rounds 3]
 """
