@@ -2,14 +2,26 @@
 
 The bare script uses the docker CLI for `docker build`, one oracle run and one verifier run in the same container
 (one trial). `arena check` runs the static checks, then every dynamic trial (the oracle on eight instances, doing
-nothing on three, determinism, isolation, the tamper suite in fresh containers, and the answer probes, each one
-verification of an instance's shared initial state). Targets: at least 20 trials, at most 1.5x the bare script. What
-each probe costs is printed as its trials' summed seconds (worker time; three trials run at once on two cores). Both
-start cold: the package gets a unique marker in its Dockerfile's first RUN, so no layer past the base image is
-cached. Then `arena check` runs again warm (image cached). Cold runs are repeated (bare first, then arena, in each
-round) and medians reported, since a cold build's time varies with the package mirror. Also: one command round trip
-on the same container through the sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same
-SDK, a new exec per command) and against a `docker exec` CLI process.
+nothing on three, determinism, isolation, the tamper suite in fresh containers, reading and steering, and the answer
+probes). The oracle's container verifies its own final state and then, in turn, the instance's do-nothing and answer
+submissions on the instance as made (sandbox.batch_verification); the determinism, reading and steering trials are
+verified in their own containers too. Targets: at least 20 trials, at most 1.5x the bare script. What each probe costs
+is printed as its trials' summed seconds (worker time; three trials run at once on two cores). Both start cold: the
+package gets a unique marker in its Dockerfile's first RUN, so no layer past the base image is cached. Then `arena
+check` runs again warm (image cached). Cold runs are repeated (bare first, then arena, in each round) and medians
+reported, since a cold build's time varies with the package mirror. Also: one command round trip on the same container
+through the sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same SDK, a new exec per
+command) and against a `docker exec` CLI process.
+
+Measured (issue 21 item 8; ledger-reconciliation, 44 trials on 8 oracle instances; the 2-core machine shared with
+five other workers; `--rounds 2 --round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: this code
+2.25x (2.17-2.34; bare 6.7 s, arena cold 15.1 s, image cached 9.2 s), main's code before it 2.56x (2.53-2.58; bare
+6.9 s, cold 17.6 s, image cached 11.3 s). Under load 9-10: 2.28x (2.22-2.34; bare 16.1 s, cold 36.8 s, image cached
+19.1 s); alternating with main's code at load 6-8 (`--rounds 1`, twice each): main 2.12x and 2.86x (image cached 22.2
+s, 16.3 s), this code 2.24x and 2.58x (20.2 s, 14.5 s). The 1.5x target is not met. What each probe costs (summed
+trial seconds, load 10): the oracle trials 41%, reading 11%, steering 9%, the seven tamper probes 17%, the answer
+probes 15% (0.4-0.6 s a verification, 0.1-0.3 s when quiet), do-nothing 3%, determinism 4%; `bench/probe_cost.py
+--rounds 1` (load 6): reading adds 0.92x the core trials' wall time, steering 0.61x.
 
     .venv/bin/python bench/dynamic_check.py [--package environments/ledger-reconciliation] [--rounds 3]
 """

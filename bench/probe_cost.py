@@ -6,6 +6,9 @@ instances), then with the reading probe, then with the steering probe. Each prob
 Printed per probe: its trials, their mean duration, the wall time it adds and that as a ratio of the core trials'.
 
     .venv/bin/python bench/probe_cost.py [--package environments/ledger-reconciliation] [--instances 3] [--rounds 2]
+
+Measured (`--rounds 1`, load 6 on 2 shared cores, ledger-reconciliation): core trials 2.6 s wall (oracle trial 1.63 s
+mean); read-answers 2.18 s a trial, adding 0.92x the core trials; steer-verifier 1.31 s a trial, adding 0.61x.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ import docker
 from docker.models.containers import Container
 
 from sandbox.agent_interface import Agent
+from sandbox.batch_verification import ContainerVerifier, verify_batch
 from sandbox.cleanup import collect_garbage
 from sandbox.containers import Tracker, start_container
 from sandbox.engine import connect, labels, new_session_id
@@ -24,7 +25,7 @@ from sandbox.instances import generate, root_channel, scenes_for
 from sandbox.layout import WORKSPACE
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState
 from sandbox.session import EpisodeSession
-from sandbox.verification import verify_into
+from sandbox.verification import record, verify_into
 from sandbox.workspace_files import WorkspaceFile
 from taskpkg.model import TaskPackage
 
@@ -68,7 +69,9 @@ class Sandbox:
     def open_episode(self, package: TaskPackage, instance: int, agent_name: str, *,
                      provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
                      share_initial: Callable[[InitialState], None] | None = None,
-                     verifier_command: list[str] | None = None, keep_files: bool = False) -> EpisodeSession:
+                     verifier_command: list[str] | None = None, keep_files: bool = False,
+                     verify_in_place: bool = False,
+                     keep_for: Callable[[ContainerVerifier], None] | None = None) -> EpisodeSession:
         """A step-wise episode (not started yet): call start(), then step() per action, then finish().
 
         `start_from` skips the generator: the agent container starts from that committed instance (the fast path
@@ -76,18 +79,26 @@ class Sandbox:
         the agent's files arrive), for other episodes to start from; the callee owns it and must release() it.
         `verifier_command` replaces `python3 -I verifier.py` (validation's traced run; never for scores).
         `keep_files` keeps /workspace as made (unless started from a committed instance) and as left, on the result.
+        `verify_in_place` verifies the final state in the agent's own container once every process of the agent is
+        killed (validation's trusted agents: the oracle and the arena's own probes; never for scores);
+        `keep_for` also saves the instance as made before the agent acts and hands that container over afterwards,
+        to verify other submissions on the instance in it (sandbox.batch_verification).
         """
         return EpisodeSession(self, package, instance, agent_name, provision=provision, start_from=start_from,
-                              share_initial=share_initial, verifier_command=verifier_command, keep_files=keep_files)
+                              share_initial=share_initial, verifier_command=verifier_command, keep_files=keep_files,
+                              verify_in_place=verify_in_place, keep_for=keep_for)
 
     def run_episode(self, package: TaskPackage, instance: int, agent: Agent, *,
                     start_from: InitialState | None = None,
                     share_initial: Callable[[InitialState], None] | None = None,
-                    verifier_command: list[str] | None = None, keep_files: bool = False) -> EpisodeResult:
+                    verifier_command: list[str] | None = None, keep_files: bool = False,
+                    verify_in_place: bool = False,
+                    keep_for: Callable[[ContainerVerifier], None] | None = None) -> EpisodeResult:
         """One full episode of a pull-style `agent` (agent.act(observation) -> action), driven over a session."""
         with self.open_episode(package, instance, agent.name, provision=agent.provision(package),
                                start_from=start_from, share_initial=share_initial,
-                               verifier_command=verifier_command, keep_files=keep_files) as session:
+                               verifier_command=verifier_command, keep_files=keep_files,
+                               verify_in_place=verify_in_place, keep_for=keep_for) as session:
             observation = session.start()
             while observation is not None and not session.done:
                 try:
@@ -114,6 +125,26 @@ class Sandbox:
         finally:
             self.tracker.discard(made, [])
             result.timings["total_s"] = time.perf_counter() - started
+
+    def score_initial_many(self, package: TaskPackage, initial: InitialState,
+                           submissions: list[tuple[str, dict[str, WorkspaceFile] | None]],
+                           kept: ContainerVerifier | None = None) -> list[EpisodeResult]:
+        """score_initial for each (agent name, files) on one instance, in as few containers as stay honest, first in
+        `kept`, a container an episode on this instance kept (sandbox.batch_verification)."""
+        made: list[str] = []
+        try:
+            verified = verify_batch(self.tracker, self.session, initial.image, package, initial.instance, made,
+                                    [files for _, files in submissions], kept)
+        finally:
+            self.tracker.discard(made, [])
+        results = []
+        for (agent_name, _), one in zip(submissions, verified, strict=True):
+            result = EpisodeResult(package.name, initial.instance, agent_name, outcome="scored",
+                                   prompt_values=initial.prompt_values)
+            record(result, one.verdict)
+            result.timings["verify_s"] = result.timings["total_s"] = one.seconds
+            results.append(result)
+        return results
 
     def initial_state(self, package: TaskPackage, instance: int) -> InitialState:
         """Make one instance and commit it, for episodes to start from (hand it back with release()).

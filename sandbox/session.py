@@ -21,6 +21,7 @@ from docker.errors import DockerException
 from docker.models.containers import Container
 
 from sandbox.agent_interface import Action, EndScene, InvalidAction, Observation, Shell, TranscriptEntry, WriteFile
+from sandbox.batch_verification import BatchFailed, ContainerVerifier
 from sandbox.channel import Channel, ChannelClosed
 from sandbox.containers import start_container
 from sandbox.instances import (
@@ -35,7 +36,7 @@ from sandbox.instances import (
 from sandbox.layout import AGENT_USER, WORKSPACE
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState, LimitHit
 from sandbox.storage import StorageWatch
-from sandbox.verification import verify_into
+from sandbox.verification import record, verify_into
 from sandbox.workspace_files import read_workspace
 from taskpkg.model import ScenePrompt, TaskPackage
 
@@ -73,8 +74,12 @@ class EpisodeSession:
     def __init__(self, sandbox: Host, package: TaskPackage, instance: int, agent_name: str, *,
                  provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
                  share_initial: Callable[[InitialState], None] | None = None,
-                 verifier_command: list[str] | None = None, keep_files: bool = False) -> None:
+                 verifier_command: list[str] | None = None, keep_files: bool = False,
+                 verify_in_place: bool = False, keep_for: Callable[[ContainerVerifier], None] | None = None) -> None:
         self.sandbox = sandbox
+        self._in_place = verify_in_place or keep_for is not None
+        self._keep_for = keep_for
+        self._kept: ContainerVerifier | None = None
         self._verifier_command = verifier_command  # validation's traced verifier run (sandbox.verification)
         self._keep_files = keep_files
         self.package = package
@@ -208,6 +213,8 @@ class EpisodeSession:
                 self._stop_acting()
                 if self._storage_exceeded():
                     return self.result
+                if self._in_place and self._verified_in_place():
+                    return self.result
                 self._container.kill()  # every process the agent left dies before its state is frozen
                 if self._keep_files:
                     self.result.final_files = read_workspace(self._container)
@@ -302,6 +309,10 @@ class EpisodeSession:
                 image = self._commit(self._container, keep=True)
                 self._share_initial(InitialState(self.package.name, self.result.instance, image,
                                                  self.result.prompt_values))
+            if self._keep_for is not None:
+                own = tuple(sorted({"/".join(path.split("/")[:3]) for path, _ in provisions}))
+                self._kept = ContainerVerifier.keep(self.sandbox.tracker, self.package, self.result.instance,
+                                                    self._container, root, own)
             for path, data in provisions:
                 root.write_file(path, data)
         return scenes
@@ -346,6 +357,33 @@ class EpisodeSession:
         if not keep:
             self._snapshots.append(image_id)
         return image_id
+
+    def _verified_in_place(self) -> bool:
+        """Kill the agent's processes and verify the final state in this container, as sandbox.batch_verification
+        does; a container kept for later verifications is handed over. False when that could not be done (then the
+        state is frozen and verified in a fresh container)."""
+        assert self._container is not None
+        verifier = self._kept or ContainerVerifier.here(self.sandbox.tracker, self.package, self.result.instance,
+                                                        self._container)
+        started = time.perf_counter()
+        try:
+            verifier.stop_agent()
+            if self._keep_files:
+                self.result.final_files = read_workspace(self._container)
+            verdict = verifier.verify_as_is(self._verifier_command)
+        except (BatchFailed, DockerException):
+            verifier.release_channel()
+            self._kept = None
+            return False
+        record(self.result, verdict)
+        self.result.timings["verify_s"] = time.perf_counter() - started
+        if self._keep_for is not None and self._kept is not None:
+            self._made.remove(self._container.id)  # the kept verifier owns it now
+            self._keep_for(self._kept)
+        else:
+            verifier.release_channel()
+        self._kept = None
+        return True
 
     def _verify(self, snapshot: str) -> None:
         """Score the snapshot in a fresh container (sandbox.verification)."""

@@ -10,6 +10,7 @@ import base64
 import binascii
 import contextlib
 import time
+from collections.abc import Callable
 
 import docker
 from docker.errors import DockerException
@@ -27,6 +28,7 @@ from taskpkg.model import TaskPackage
 LOADER_MARKER = "ARENA-VERIFIER"
 MAX_LOADER_STDOUT = 4 * MAX_REWARD_BYTES  # the loader's report: the reward file in base64, and a few numbers
 STDERR_TAIL_BYTES = 8192
+LOADER_COMMAND = ["python3", "-I", "-S", "-c", script_source("verifier_loader.py")]
 
 
 def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int,
@@ -38,19 +40,27 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
 
     Raises VerifierError when the verifier did not produce a valid reward (never scored as 0 or 1).
     """
-    environment = {"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
-                   "HOME": "/root", "PATH": DEFAULT_PATH}
     container = create_container(tracker, snapshot, package.limits, "verifier", session, package.name,
-                                 entrypoint=["python3", "-I", "-S", "-c", script_source("verifier_loader.py")],
-                                 environment=environment, stdin=True)
+                                 entrypoint=LOADER_COMMAND, environment=verifier_environment(instance), stdin=True)
     made.append(container.id)
     if files:
         container.put_archive("/", workspace_archive(files))
-    stdout, stderr, timed_out = _run_to_end(tracker.client, container, _verifier_request(package, command),
+    stdout, stderr, timed_out = _run_to_end(tracker.client, container, verifier_request(package, command),
                                             package.limits.verifier_timeout_s)
     if timed_out:
         with contextlib.suppress(DockerException):
             container.kill()
+    return reward_of(stdout, stderr, timed_out)
+
+
+def verifier_environment(instance: int) -> dict[str, str]:
+    """The environment every verification runs in."""
+    return {"ARENA_INSTANCE": str(instance), "ARENA_WORKSPACE": WORKSPACE, "ARENA_OUTPUT": OUTPUT,
+            "HOME": "/root", "PATH": DEFAULT_PATH}
+
+
+def reward_of(stdout: bytes, stderr: str, timed_out: bool) -> Reward:
+    """The reward in the loader's report (raises VerifierError saying what was wrong)."""
     answer = _loader_answer(stdout)
     if answer is None and not timed_out:
         raise VerifierError(f"the verifier could not be started (the image must provide python3): {stderr[-400:]}")
@@ -66,13 +76,20 @@ def verify_into(result: EpisodeResult, tracker: Tracker, session: str, snapshot:
     """Verify the snapshot (with `files` written over it) and record the reward, or the verifier's error, on
     `result`. `command` is validation's traced verifier run."""
     try:
-        reward = verify_snapshot(tracker, session, snapshot, package, result.instance, made, command, files)
-        result.reward, result.details = reward.value, reward.details
+        record(result, verify_snapshot(tracker, session, snapshot, package, result.instance, made, command, files))
     except VerifierError as exc:
-        result.outcome, result.error = EpisodeOutcome.VERIFIER_ERROR, str(exc)
+        record(result, exc)
 
 
-def _verifier_request(package: TaskPackage, command: list[str] | None = None) -> bytes:
+def record(result: EpisodeResult, verdict: Reward | VerifierError) -> None:
+    """Put a verification's reward, or the verifier's error, on `result`."""
+    if isinstance(verdict, VerifierError):
+        result.outcome, result.error = EpisodeOutcome.VERIFIER_ERROR, str(verdict)
+    else:
+        result.reward, result.details = verdict.value, verdict.details
+
+
+def verifier_request(package: TaskPackage, command: list[str] | None = None) -> bytes:
     """The loader's request: where the reward goes, how to run the verifier, then verifier.py and its data."""
     files = [(VERIFIER, package.verifier_file.read_bytes())]
     for data in package.verifier_data:
@@ -93,11 +110,19 @@ def _run_to_end(client: docker.DockerClient, container: Container, data: bytes,
     """
     connection = MultiplexedSocket(client.api.attach_socket(
         container.id, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}))
+    return exchange(connection, data, timeout_s, container.start)
+
+
+def exchange(connection: MultiplexedSocket, data: bytes, timeout_s: float,
+             start: Callable[[], object] | None = None) -> tuple[bytes, str, bool]:
+    """Send `data` to a process's stdin (after `start`, where given: the container's), then collect its output until it
+    ends. Returns (stdout up to MAX_LOADER_STDOUT bytes, the tail of stderr, whether the deadline passed first)."""
     deadline = time.monotonic() + timeout_s
     stdout, stderr = b"", b""
     timed_out = False
     try:
-        container.start()
+        if start is not None:
+            start()
         with contextlib.suppress(OSError):  # a process that exits at once reads nothing; its stderr says why
             connection.send(data, deadline)
         connection.end_input()

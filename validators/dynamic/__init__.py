@@ -16,9 +16,11 @@ from enum import StrEnum
 
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.agent_interface import Agent
+from sandbox.batch_verification import ContainerVerifier
 from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
 from sandbox.outcomes import EpisodeOutcome
+from sandbox.workspace_files import WorkspaceFile
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.model import TaskPackage
 from taskpkg.rules import Category, Rule, ids
@@ -70,6 +72,10 @@ class Role(StrEnum):
     READ = "read"  # reads what the package leaves readable for the answers
     STEER = "steer"  # the verifier run traced, to see what steers it
     ANSWER = "answer"  # an answer probe's submission, verified on a shared instance
+
+
+VERIFIED_TOGETHER = (Role.NOP, Role.ANSWER)  # roles that verify an instance's initial state: one unit per instance
+TRUSTED = (Role.READ, Role.STEER)  # the arena's own probes (beside the oracle): their final state is verified in place
 
 
 @dataclass(frozen=True)
@@ -151,7 +157,7 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
     trials = _TrialRunner(package, sandbox, on_trial)
     pool = ThreadPoolExecutor(max_workers=workers or default_workers(package))
     try:
-        results = list(pool.map(trials.run, planned))
+        results = _in_units(planned, pool, trials)
         diagnostics = leaks.result()
     except BaseException:
         trials.abandon()  # episodes waiting for a shared instance give up instead of waiting forever
@@ -172,10 +178,29 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
     return DynamicResult(diagnostics, records, built.cached)
 
 
+def _in_units(planned: list[PlannedTrial], pool: ThreadPoolExecutor, runner: _TrialRunner) -> list[EpisodeResult]:
+    """Every trial's result, in planned order. Each trial is one unit of work for the pool, but an instance's
+    do-nothing and answer trials (verifications of its initial state) are one unit, verified in as few containers as
+    stay honest (sandbox.batch_verification), after every other unit: the answer trials wait for every oracle."""
+    alone: list[list[int]] = []
+    together: dict[int, list[int]] = {}
+    for index, trial in enumerate(planned):
+        if trial.role in VERIFIED_TOGETHER:
+            together.setdefault(trial.instance, []).append(index)
+        else:
+            alone.append([index])
+    units = alone + list(together.values())
+    results: list[EpisodeResult | None] = [None] * len(planned)
+    for unit, done in zip(units, pool.map(lambda u: runner.run_unit([planned[i] for i in u]), units), strict=True):
+        for index, result in zip(unit, done, strict=True):
+            results[index] = result
+    return [r for r in results if r is not None]
+
+
 class _TrialRunner:
     """Runs planned trials so that each instance is generated once: the oracle's episode shares its instance as
-    committed right after setup, the do-nothing trial scores that state untouched, and probes start from it. The
-    determinism trial makes its instance afresh."""
+    committed right after setup, the do-nothing and answer trials verify that state untouched or with their files
+    written over it, and probes start from it. The determinism trial makes its instance afresh."""
 
     def __init__(self, package: TaskPackage, sandbox: Sandbox, on_trial: Callable[[str], None] | None) -> None:
         self.package = package
@@ -186,31 +211,55 @@ class _TrialRunner:
         self.answers: Answers | None = None
         self.notes: dict[AnswerTrial, str] = {}
         self._setup_failed: dict[int, EpisodeResult] = {}
+        self._kept: dict[int, ContainerVerifier] = {}
         self._lock = threading.Lock()
+
+    def run_unit(self, trials: list[PlannedTrial]) -> list[EpisodeResult]:
+        """One trial's episode, or one instance's verifications together."""
+        if len(trials) == 1 and trials[0].role not in VERIFIED_TOGETHER:
+            return [self.run(trials[0])]
+        instance = trials[0].instance
+        state = self._shared_state(instance).result()
+        results: list[EpisodeResult | None] = [None] * len(trials)
+        wanted: list[tuple[int, str, dict[str, WorkspaceFile] | None]] = []
+        for index, trial in enumerate(trials):
+            name = trial.answer.agent if trial.answer else trial.make_agent().name
+            files = self._submission(trial.answer) if trial.answer else None
+            if isinstance(files, EpisodeResult):
+                results[index] = files
+            elif state is None:
+                results[index] = self._not_made(instance, name) if trial.answer is None else EpisodeResult(
+                    self.package.name, instance, name, EpisodeOutcome.SKIPPED, error="the instance was not made")
+            else:
+                wanted.append((index, name, files))
+        kept = self._take_kept(instance)
+        if state is not None and wanted:
+            scored = self.sandbox.score_initial_many(self.package, state, [(name, files) for _, name, files in wanted],
+                                                     kept)
+            for (index, _, _), result in zip(wanted, scored, strict=True):
+                results[index] = result
+        done = [r for r in results if r is not None]
+        for trial, result in zip(trials, done, strict=True):
+            if self.on_trial:
+                self.on_trial(f"{trial.role} {result.agent} #{trial.instance}")
+        return done
 
     def run(self, trial: PlannedTrial) -> EpisodeResult:
         """One trial's episode."""
         if trial.role == Role.ORACLE:
             result = self._run_sharing(trial)
         elif trial.role == Role.REPEAT:
-            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(), keep_files=True)
-        elif trial.answer is not None:
-            result = self._run_answer(trial.answer)
+            result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(), keep_files=True,
+                                              verify_in_place=True)
         else:
             state = self._shared_state(trial.instance).result()
             agent = trial.make_agent()
             if state is None:  # the instance could not be made: the same failure as the episode that tried
-                failed = self._setup_failed.get(trial.instance)
-                result = EpisodeResult(self.package.name, trial.instance, agent.name, EpisodeOutcome.SETUP_ERROR,
-                                       error=failed.error if failed else "the instance was not made",
-                                       prompt_values=failed.prompt_values if failed else {},
-                                       unfilled=failed.unfilled if failed else [])
-            elif trial.role == Role.NOP:
-                result = self.sandbox.score_initial(self.package, state, agent.name)
+                result = self._not_made(trial.instance, agent.name)
             else:
                 command = list(trial.verifier_command) if trial.verifier_command else None
                 result = self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state,
-                                                  verifier_command=command)
+                                                  verifier_command=command, verify_in_place=trial.role in TRUSTED)
         if self.on_trial:
             self.on_trial(f"{trial.role} {result.agent} #{trial.instance}")
         return result
@@ -220,7 +269,8 @@ class _TrialRunner:
         finished = self._oracle_run(trial.instance)
         try:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(),
-                                              share_initial=shared.set_result, keep_files=True)
+                                              share_initial=shared.set_result, keep_files=True,
+                                              keep_for=lambda kept: self._keep(trial.instance, kept))
             if result.outcome == EpisodeOutcome.SETUP_ERROR:
                 self._setup_failed[trial.instance] = result
             finished.set_result(result)
@@ -231,8 +281,16 @@ class _TrialRunner:
             if not finished.done():
                 finished.set_exception(RuntimeError(f"the oracle's trial on instance {trial.instance} failed"))
 
-    def _run_answer(self, trial: AnswerTrial) -> EpisodeResult:
-        """Verify an answer probe's submission on its instance's shared initial state (once the oracle is done)."""
+    def _not_made(self, instance: int, agent: str) -> EpisodeResult:
+        """A trial on an instance that could not be made: the same failure as the episode that tried."""
+        failed = self._setup_failed.get(instance)
+        return EpisodeResult(self.package.name, instance, agent, EpisodeOutcome.SETUP_ERROR,
+                             error=failed.error if failed else "the instance was not made",
+                             prompt_values=failed.prompt_values if failed else {},
+                             unfilled=failed.unfilled if failed else [])
+
+    def _submission(self, trial: AnswerTrial) -> dict[str, WorkspaceFile] | EpisodeResult:
+        """An answer probe's files (once every oracle is done), or its result when it has none to verify."""
         with self._lock:
             oracle_runs = dict(self._oracle)
         answers = self.answers
@@ -246,11 +304,18 @@ class _TrialRunner:
             return EpisodeResult(self.package.name, trial.instance, trial.agent, EpisodeOutcome.AGENT_ERROR,
                                  error=f"the answer probe {trial.agent} failed: {exc!r}")
         self.notes[trial] = note
-        state = self._shared_state(trial.instance).result() if files is not None else None
-        if files is None or state is None:
-            return EpisodeResult(self.package.name, trial.instance, trial.agent, EpisodeOutcome.SKIPPED,
-                                 error=note if files is None else "the instance was not made")
-        return self.sandbox.score_initial(self.package, state, trial.agent, files=files)
+        if files is None:
+            return EpisodeResult(self.package.name, trial.instance, trial.agent, EpisodeOutcome.SKIPPED, error=note)
+        return files
+
+    def _keep(self, instance: int, kept: ContainerVerifier) -> None:
+        with self._lock:
+            self._kept[instance] = kept
+
+    def _take_kept(self, instance: int) -> ContainerVerifier | None:
+        """The oracle's container on this instance, kept for its verifications (each instance's is taken once)."""
+        with self._lock:
+            return self._kept.pop(instance, None)
 
     def _oracle_run(self, instance: int) -> Future[EpisodeResult]:
         with self._lock:
@@ -273,9 +338,12 @@ class _TrialRunner:
                 oracle.set_exception(RuntimeError("the checks were abandoned"))
 
     def release(self) -> None:
-        """Hand every shared instance back to the sandbox."""
+        """Hand every shared instance and kept container back to the sandbox."""
         with self._lock:
             shared = list(self._shared.values())
+            kept, self._kept = list(self._kept.values()), {}
+        for verifier in kept:
+            verifier.close()
         for future in shared:
             state = future.result() if future.done() else None
             if state is not None:

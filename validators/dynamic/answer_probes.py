@@ -1,5 +1,6 @@
 """The answer probes: submissions made from the oracle's own answers, verified on the instances' shared initial
-states (one verifier container each: no episode, no commit).
+states (no episode, no commit: each instance's in turn, in the container its oracle trial kept, as
+sandbox.batch_verification does).
 
 - rewritten-inputs (ARENA713): another instance's whole final workspace (its inputs and the oracle's answer to them)
   written over this instance's; judged against `replay`, the same answer without the inputs.

@@ -1,0 +1,85 @@
+"""Several verifications in one container (sandbox.batch_verification) give what fresh containers give: what a
+verifier leaves in the folders put back is gone before the next one, and a write anywhere else sends the rest to a
+fresh container."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from agents.scripted import oracle_agent
+from sandbox.batch_verification import verify_batch
+from sandbox.episode import Sandbox
+from sandbox.reward import Reward
+from sandbox.workspace_files import WorkspaceFile
+from taskpkg.loader import load_package
+from taskpkg.model import TaskPackage
+from tests.support.packages import make_valid_package
+
+# Scores 1 only where it has not run before in this container (it leaves a mark at SEEN), and says whether the
+# submission's file is in the workspace.
+VERIFIER = '''import json, os
+SEEN = "{seen}"
+first = not os.path.exists(SEEN)
+os.makedirs(os.path.dirname(SEEN), exist_ok=True)
+with open(SEEN, "a") as mark:
+    mark.write("seen\\n")
+answer = os.path.exists("/workspace/answer.txt")
+with open(os.environ["ARENA_OUTPUT"], "w") as out:
+    json.dump({{"reward": 1.0 if first else 0.0, "details": {{"answer": answer}}}}, out)
+'''
+
+
+def marking_package(parent: Path, seen: str) -> TaskPackage:
+    root = make_valid_package(parent)
+    (root / "verifier.py").write_text(VERIFIER.format(seen=seen))
+    loaded = load_package(root)
+    assert loaded.package is not None
+    return loaded.package
+
+
+SUBMISSIONS = [None, {"answer.txt": WorkspaceFile(b"42\n")}, None, {"answer.txt": WorkspaceFile(b"7\n")}]
+
+
+@pytest.mark.parametrize(("seen", "containers"), [("/tmp/arena-seen/mark", 1), ("/root/.cache/mark", 1),
+                                                  ("/opt/arena-seen/mark", len(SUBMISSIONS))])
+def test_every_verification_sees_the_state_as_frozen(sandbox: Sandbox, tmp_path: Path, seen: str,
+                                                     containers: int) -> None:
+    package = marking_package(tmp_path, seen)
+    state = sandbox.initial_state(package, 3)
+    made: list[str] = []
+    try:
+        done = verify_batch(sandbox.tracker, sandbox.session, state.image, package, 3, made, SUBMISSIONS)
+    finally:
+        sandbox.tracker.discard(made, [])
+        sandbox.release(state)
+    verdicts = [one.verdict for one in done]
+    assert all(isinstance(v, Reward) for v in verdicts), verdicts
+    assert [(v.value, v.details) for v in verdicts if isinstance(v, Reward)] == [
+        (1.0, {"answer": False}), (1.0, {"answer": True}), (1.0, {"answer": False}), (1.0, {"answer": True})]
+    assert len(made) == containers  # a mark in a folder put back costs nothing; one elsewhere, a fresh container each
+
+
+def test_the_oracles_container_verifies_in_place_then_the_instance_as_made(sandbox: Sandbox, tmp_path: Path) -> None:
+    package = marking_package(tmp_path, "/tmp/arena-seen/mark")
+    (Path(package.root) / "verifier.py").write_text(
+        VERIFIER.format(seen="/tmp/arena-seen/mark").replace('answer = os.path.exists("/workspace/answer.txt")',
+                                                              'answer = sorted(os.listdir("/workspace"))'))
+    package = load_package(Path(package.root)).package
+    assert package is not None
+    kept: list = []
+    shared: list = []
+    oracle = sandbox.run_episode(package, 4, oracle_agent(package), share_initial=shared.append, keep_files=True,
+                                 keep_for=kept.append)
+    (state,) = shared
+    made: list[str] = []
+    try:
+        done = verify_batch(sandbox.tracker, sandbox.session, state.image, package, 4, made, [None, None], kept[0])
+    finally:
+        sandbox.tracker.discard(made, [])
+        sandbox.release(state)
+    assert oracle.reward == 1.0 and len(kept) == 1
+    made_files = sorted(oracle.initial_files or {})
+    assert [one.verdict for one in done] == [Reward(1.0, {"answer": made_files})] * 2  # the oracle's work undone
+    assert made == []  # no container but the oracle's own
