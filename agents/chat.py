@@ -14,9 +14,9 @@ from agents.backends import BackendError, ChatBackend, Sampling
 from agents.parse import ToolCall
 from agents.render import scene_text
 from agents.tools import TOOL_SCHEMAS, EpisodeTools, ToolSettings, bind, call_counts, call_tool, reject_reply
+from sandbox.episode_session import EpisodeSession
 from sandbox.outcomes import EpisodeResult
-from sandbox.session import EpisodeSession
-from taskpkg.model import ScenePrompt
+from taskpkg.package import ScenePrompt
 
 SYSTEM_PROMPT = ("You are an agent working in a Linux sandbox with no network. Your files are in /workspace. Use the "
                  "tools to inspect files, run commands and write your results; call end_scene when you have finished "

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from sandbox.agent_interface import Observation
 from sandbox.channel import CommandResult
-from taskpkg.model import ScenePrompt
+from taskpkg.package import ScenePrompt
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from sandbox.agent_interface import Action, EndScene, Observation, Shell
 from taskpkg.loader import ORACLE_INTERPRETERS
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 NOP_FLOOR = 0.0  # the most an instance may score when the agent does nothing
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from agents.render import RenderLimits, observation_text, scene_text
 from sandbox.agent_interface import Action, EndScene, InvalidAction, Observation, Shell, WriteFile
-from sandbox.session import EpisodeSession
+from sandbox.episode_session import EpisodeSession
 
 EPISODE_OVER = "The episode is over; no further tool calls are carried out."
 

@@ -20,11 +20,11 @@ from arena.exit_codes import EPILOG, ExitCode
 from sandbox.agent_interface import Agent
 from sandbox.cleanup import collect_garbage, leftovers
 from sandbox.engine import EngineUnavailable, connect
-from sandbox.episode import EpisodeResult, Sandbox
 from sandbox.images import BuildFailed
 from sandbox.outcomes import EpisodeOutcome
+from sandbox.sandbox import EpisodeResult, Sandbox
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from validators.dynamic.probes import PROBES
 
 AGENTS = ("oracle", "nop", "model", *(f"probe:{name}" for name in PROBES))

@@ -11,11 +11,11 @@ from rich.console import Console
 
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import engine_available
-from sandbox.episode import Sandbox
 from sandbox.instances import SetupError
+from sandbox.sandbox import Sandbox
 from taskpkg.discover import display_path
 from taskpkg.domains import DOMAINS
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from validators.render_human import render_human
 from validators.report import Report
 from validators.static import run_static_checks

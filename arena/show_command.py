@@ -18,10 +18,10 @@ from rich.text import Text
 from arena.episode_command import package_and_instance
 from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import EngineUnavailable
-from sandbox.episode import Sandbox
 from sandbox.images import BuildFailed
 from sandbox.instance_view import InstanceView, view_instance
 from sandbox.instances import SetupError
+from sandbox.sandbox import Sandbox
 
 
 @click.command(name="show", epilog=EPILOG)

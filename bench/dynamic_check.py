@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 from sandbox.channel import Channel  # noqa: E402
 from sandbox.cleanup import collect_garbage  # noqa: E402
 from sandbox.containers import Tracker, start_container  # noqa: E402
-from sandbox.engine import OWNER_VARIABLE, connect, new_session_id  # noqa: E402
+from sandbox.engine import OWNER_VARIABLE, connect, new_sandbox_id  # noqa: E402
 from sandbox.images import ensure_image  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
 
@@ -135,9 +135,9 @@ def round_trips(package_dir: Path, count: int) -> tuple[float, float, float]:
     assert package is not None
     client = connect()
     tracker = Tracker(client)
-    session = new_session_id()
-    image = ensure_image(client, package, session)
-    container = start_container(tracker, image.tag, package.limits, "bench", session, package.name)
+    sandbox_id = new_sandbox_id()
+    image = ensure_image(client, package, sandbox_id)
+    container = start_container(tracker, image.tag, package.limits, "bench", sandbox_id, package.name)
     try:
         channel = Channel(client, container, "1000:1000")
         channel.run("true", 10, cwd="/")

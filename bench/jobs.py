@@ -21,8 +21,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bot import github_api, jobs
+from bot.facts import Config
 from bot.handoff import LaunchRequest
-from bot.model import Config
 from bot.state_branch import BranchStore
 from launch.budget import Budget
 from launch.state import JobRecord

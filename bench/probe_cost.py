@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from sandbox.engine import OWNER_VARIABLE  # noqa: E402
-from sandbox.episode import Sandbox  # noqa: E402
+from sandbox.sandbox import Sandbox  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
 from validators.dynamic import READ_PROBE, STEER_PROBE, run_dynamic_checks  # noqa: E402
 

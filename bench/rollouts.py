@@ -27,11 +27,11 @@ sys.path.insert(0, str(ROOT))
 
 from sandbox.agent_interface import Shell  # noqa: E402
 from sandbox.containers import folder_files  # noqa: E402
-from sandbox.episode import Sandbox  # noqa: E402
 from sandbox.layout import OUTPUT, VERIFIER, VERIFIER_DIR  # noqa: E402
 from sandbox.outcomes import InitialState  # noqa: E402
+from sandbox.sandbox import Sandbox  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
-from taskpkg.model import TaskPackage  # noqa: E402
+from taskpkg.package import TaskPackage  # noqa: E402
 
 COMMANDS = ("ls -la", "head -n 5 *.csv 2>/dev/null || ls", "wc -l * 2>/dev/null | tail -n 1", "id -u",
             "echo '{}' > scratch.json")

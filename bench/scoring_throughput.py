@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from agents.backends import Reply, Sampling, template_options  # noqa: E402
 from agents.backends.local import LocalBackend  # noqa: E402
 from agents.models import small_model  # noqa: E402
-from sandbox.episode import Sandbox  # noqa: E402
+from sandbox.sandbox import Sandbox  # noqa: E402
 from scoring.evaluation import CONCURRENCY, PROFILES, EpisodeLog, play_arm, selected_items  # noqa: E402
 from scoring.suite import load_suite  # noqa: E402
 

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from sandbox.episode import Sandbox  # noqa: E402
+from sandbox.sandbox import Sandbox  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
 from training.environment import ArenaEnvironment, RolloutPool, finish  # noqa: E402
 from training.evaluate import chat_settings  # noqa: E402

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from bot.facts import Fact
 from bot.markers import TrainKey
-from bot.model import Fact
 from bot.sticky import StickyState
 
 STATUS_CONTEXT = "arena/check"

@@ -19,8 +19,8 @@ from typing import Any
 from bot import comment, job_comments
 from bot.actions import AcceptCancel, AcceptTraining, Action, Ignore, Need, React, Reply, RerunChecks
 from bot.comment import inline
+from bot.facts import Config, Fact, Facts, Pull
 from bot.markers import TrainKey, is_ours, reply_to, train_key
-from bot.model import Config, Fact, Facts, Pull
 from bot.sticky import Verdict, current
 
 WRITE_PERMISSIONS = ("admin", "maintain", "write")

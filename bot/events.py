@@ -25,7 +25,7 @@ from bot import comment
 from bot.actions import Action, Ignore, Need, Publish
 from bot.commands import on_issue_comment
 from bot.comment import Context, inline
-from bot.model import Config, Fact, Facts, Pull
+from bot.facts import Config, Fact, Facts, Pull
 from bot.sticky import LABEL_CAP, StickyState, Verdict
 from taskpkg.changes import classify_changes
 from taskpkg.diagnostics import Severity

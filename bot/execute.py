@@ -35,8 +35,8 @@ from bot.actions import (
     Reply,
     RerunChecks,
 )
+from bot.facts import Config, Fact, Facts, Pull
 from bot.markers import reply_marker
-from bot.model import Config, Fact, Facts, Pull
 from bot.report_input import ReportError, read_report
 from bot.sticky import ARENA_LABELS, LABEL_PASS, StatusState, StickyState
 

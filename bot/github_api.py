@@ -1,6 +1,6 @@
 """The only module that talks to GitHub (through PyGithub): the client, retries, and one small function per call.
 
-Every function returns plain records (bot.model) and raises ApiError for any failure, so nothing else in the bot sees
+Every function returns plain records (bot.facts) and raises ApiError for any failure, so nothing else in the bot sees
 PyGithub. Objects are lazy, so each function costs exactly the requests it names.
 
 Retries (urllib3 through PyGithub's GithubRetry, see `retry_policy`): reads and idempotent writes (GET, PATCH, PUT,
@@ -30,7 +30,7 @@ from github.GithubException import RateLimitExceededExceedsMaxWait
 from github.IssueComment import IssueComment
 from github.Repository import Repository
 
-from bot.model import Comment, Pull
+from bot.facts import Comment, Pull
 
 P = ParamSpec("P")
 T = TypeVar("T")

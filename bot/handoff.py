@@ -27,8 +27,8 @@ from typing import Literal
 
 from bot import comment, github_api, writes
 from bot.actions import AcceptCancel, AcceptTraining
+from bot.facts import Config
 from bot.markers import TrainKey, is_ours, reply_marker, reply_to, train_key
-from bot.model import Config
 
 SHA = re.compile(r"^[0-9a-f]{40}$")
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")

@@ -16,9 +16,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bot import github_api, job_comments, writes
+from bot.facts import Config
 from bot.handoff import LaunchRequest
 from bot.markers import reply_marker
-from bot.model import Config
 from bot.state_branch import RESULTS, BranchStore
 from launch import ceiling, lifecycle, result_block
 from launch.backends import Backend, BackendError, BackendJob
@@ -31,7 +31,7 @@ from scoring.results import ResultsError, parse_record
 from scoring.verify import accept_job_result, check_record
 from taskpkg.frontmatter import read_frontmatter
 from taskpkg.layouts import is_record_file, items_path
-from taskpkg.rules.model import RuleViolation
+from taskpkg.rules.rule import RuleViolation
 
 Log = Callable[[str], None]
 

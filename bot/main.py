@@ -42,8 +42,8 @@ from bot.actions import Action, Need, Reply
 from bot.comment import inline, neutralise
 from bot.events import SHA, decide, failure_notice, refresh_event
 from bot.execute import Run, execute, gather, publish
+from bot.facts import Config, Fact, Facts, Pull
 from bot.markers import reply_marker
-from bot.model import Config, Fact, Facts, Pull
 from bot.state_branch import BranchStore, branch_name
 from validators.render_github import escape_data
 

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
-from bot.model import Comment
+from bot.facts import Comment
 
 MARKER = "<!-- posttrain-arena:sticky -->"
 _REPLY = re.compile(r"<!-- posttrain-arena:reply to=(\d{1,20}) -->")

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Literal
 
+from bot.facts import Comment
 from bot.markers import MARKER, decode_ref, encode_ref, is_ours
-from bot.model import Comment
 
 LABEL_PASS, LABEL_FAIL = "arena: checks passed", "arena: checks failed"
 LABEL_SCOPE, LABEL_CAP = "arena: needs-maintainer", "arena: too-many-open-prs"

@@ -8,8 +8,8 @@ written. See interop/README.md for the field mapping and defaults.
 
 from interop.export.harbor import export_harbor, harbor_needed_by
 from interop.importer import import_task
-from interop.model import ImportReport, ImportResult, InteropError, PackageHasErrors
 from interop.read import detect_format
+from interop.source_task import ImportReport, ImportResult, InteropError, PackageHasErrors
 
 __all__ = ["ImportReport", "ImportResult", "InteropError", "PackageHasErrors", "detect_format", "export_harbor",
            "harbor_needed_by", "import_task"]

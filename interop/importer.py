@@ -6,8 +6,8 @@ from pathlib import Path
 
 from interop.export import bundle
 from interop.map import map_task
-from interop.model import HARBOR, NATIVE, ImportResult, InteropError
 from interop.read import detect_format, read_source, task_root
+from interop.source_task import HARBOR, NATIVE, ImportResult, InteropError
 from interop.write.package import write_package
 
 

@@ -24,7 +24,7 @@ import yaml
 from launch.settings import read_numbers
 from launch.spec import MAX_CEILING_HOURS, JobSpec
 from taskpkg.frontmatter import read_frontmatter
-from taskpkg.rules.model import RuleViolation
+from taskpkg.rules.rule import RuleViolation
 
 MIN_HOURS = 0.01
 RECIPES = Path(__file__).resolve().parent.parent / "training" / "recipes"  # data files, read as YAML

@@ -19,7 +19,7 @@ from scoring.results import ResultRecord
 from scoring.verify import load_checked
 from taskpkg.discover import find_packages
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from leaderboard.jobs import Job
 from leaderboard.reports import ValidationSummary
 from scoring.results import ResultRecord
 from taskpkg.domains import DOMAINS
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 VERDICT_LABELS = {"improves": "improves", "hurts": "hurts", "no_detectable_change": "no detectable change"}
 DOMAIN_ABBREVIATIONS = {"finance": "Fin", "healthcare": "Health", "law-government": "Law", "office-documents": "Office",

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from sandbox.channel import CommandResult
-from taskpkg.model import ScenePrompt, TaskPackage
+from taskpkg.package import ScenePrompt, TaskPackage
 
 
 @dataclass(frozen=True)

@@ -34,7 +34,7 @@ from sandbox.verification import (
     verify_snapshot,
 )
 from sandbox.workspace_files import WorkspaceFile, workspace_archive
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 FOLDER = "/arena/.batch"  # root's only: the packed folders, the reset script and each submission's archive
 RESTORED = ("/workspace", "/tmp", "/var/tmp", "/root", "/home", "/arena/verifier", "/arena/output", "/dev", FOLDER)

@@ -91,7 +91,7 @@ class Isolation:
 
 
 @contextlib.contextmanager
-def isolated(api: docker.APIClient, policy: BuildPolicy, session: str, package: str) -> Iterator[Isolation]:
+def isolated(api: docker.APIClient, policy: BuildPolicy, sandbox_id: str, package: str) -> Iterator[Isolation]:
     """The network, proxy and watchdog of one build; everything is removed when the build is done."""
     if policy.mode is None:
         yield Isolation(None)
@@ -101,10 +101,10 @@ def isolated(api: docker.APIClient, policy: BuildPolicy, session: str, package: 
     # A network of the build's own, even with no way out at all (`none`): the watchdog finds the build's RUN
     # containers by it, and never touches anyone else's.
     name = f"arena-build-{uuid.uuid4().hex[:12]}"
-    _create_network(api, name, session, package)
+    _create_network(api, name, sandbox_id, package)
     proxy = None
     try:
-        proxy = _start_proxy(api, policy, name, session, package) if policy.mode == "registries" else None
+        proxy = _start_proxy(api, policy, name, sandbox_id, package) if policy.mode == "registries" else None
         with _watchdog(api, policy, name, exclude=proxy) as isolation:
             isolation.container_limits = limits
             if proxy is not None:
@@ -120,17 +120,17 @@ def isolated(api: docker.APIClient, policy: BuildPolicy, session: str, package: 
             api.remove_network(name)
 
 
-def _create_network(api: docker.APIClient, name: str, session: str, package: str) -> None:
+def _create_network(api: docker.APIClient, name: str, sandbox_id: str, package: str) -> None:
     """An internal bridge without an address on the host: no gateway, no route anywhere but its members."""
     try:
-        api.create_network(name, driver="bridge", internal=True, labels=labels("build-network", session, package),
+        api.create_network(name, driver="bridge", internal=True, labels=labels("build-network", sandbox_id, package),
                            options={"com.docker.network.bridge.inhibit_ipv4": "true",
                                     "com.docker.network.bridge.enable_icc": "true"})
     except APIError as exc:
         raise IsolationError(f"could not create the build's isolated network: {exc.explanation or exc}") from None
 
 
-def _start_proxy(api: docker.APIClient, policy: BuildPolicy, network: str, session: str, package: str) -> str:
+def _start_proxy(api: docker.APIClient, policy: BuildPolicy, network: str, sandbox_id: str, package: str) -> str:
     """The egress proxy: on the default bridge (its way out) and on the build's network as PROXY_ALIAS."""
     source = (Path(__file__).with_name("egress_proxy.py")).read_text(encoding="utf-8")
     try:
@@ -139,7 +139,7 @@ def _start_proxy(api: docker.APIClient, policy: BuildPolicy, network: str, sessi
         created = api.create_container(policy.proxy_image, ["python3", "-c", source, str(PROXY_PORT),
                                                             *policy.registries],
                                        user="65534:65534", host_config=config,
-                                       labels=labels("build-proxy", session, package))
+                                       labels=labels("build-proxy", sandbox_id, package))
         proxy = created["Id"]
         api.connect_container_to_network(proxy, network, aliases=[PROXY_ALIAS])
         api.start(proxy)

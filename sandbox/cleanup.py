@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import docker
 from docker.errors import APIError, NotFound
 
-from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, LABEL_PACKAGE, LABEL_SESSION
+from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, LABEL_PACKAGE, LABEL_SANDBOX
 
 KEPT_KINDS = frozenset({"env-image"})  # cached builds, kept unless asked
 
@@ -30,11 +30,11 @@ def labelled_images(client: docker.DockerClient, label: list[str]) -> list[dict]
 
 
 def leftovers(client: docker.DockerClient, include_images: bool = False, owner: str | None = None,
-              session: str | None = None, package: str | None = None) -> list[Leftover]:
+              sandbox_id: str | None = None, package: str | None = None) -> list[Leftover]:
     """Arena containers, then arena images (snapshots always; cached builds with include_images), optionally only
-    those of one owner (ARENA_OWNER), one Sandbox's session, or one package."""
+    those of one owner (ARENA_OWNER), one Sandbox (by its id), or one package."""
     label = [f"{LABEL_MANAGED}=true"] + [f"{name}={value}" for name, value in
-                                         ((LABEL_OWNER, owner), (LABEL_SESSION, session), (LABEL_PACKAGE, package))
+                                         ((LABEL_OWNER, owner), (LABEL_SANDBOX, sandbox_id), (LABEL_PACKAGE, package))
                                          if value]
     found = []
     for container in client.containers.list(all=True, sparse=True, filters={"label": label}):
@@ -49,11 +49,11 @@ def leftovers(client: docker.DockerClient, include_images: bool = False, owner: 
 
 
 def collect_garbage(client: docker.DockerClient, include_images: bool = False, owner: str | None = None,
-                    session: str | None = None, package: str | None = None) -> dict[str, int]:
+                    sandbox_id: str | None = None, package: str | None = None) -> dict[str, int]:
     """Force-remove what `leftovers` finds (containers first, so their images are free). Returns the counts of
     containers and images removed, and of those that failed (still in use: the next run gets them)."""
     removed = {"containers": 0, "images": 0, "failed": 0}
-    for leftover in leftovers(client, include_images, owner, session, package):
+    for leftover in leftovers(client, include_images, owner, sandbox_id, package):
         try:
             if leftover.what == "container":
                 client.api.remove_container(leftover.id, force=True, v=True)

@@ -14,7 +14,7 @@ from docker.models.containers import Container
 from docker.types import Ulimit
 
 from sandbox.engine import labels
-from taskpkg.model import Limits
+from taskpkg.package import Limits
 
 ROOT_CAPABILITIES = ["CHOWN", "DAC_OVERRIDE", "FOWNER"]  # for root's setup; the agent (UID 1000) holds none
 KEEP_ALIVE = ["sleep", "infinity"]
@@ -109,7 +109,7 @@ class Tracker:
 
 def _remove(call: Callable[[], object]) -> None:
     """Run a removal; NotFound means done. A conflict (an image whose last container another thread is removing right
-    now, a commit in progress) is retried a few times with short waits; what still fails is left for the session
+    now, a commit in progress) is retried a few times with short waits; what still fails is left for the label
     sweep that ends every Sandbox.close()."""
     for wait_s in (*REMOVE_RETRY_WAITS_S, None):
         try:
@@ -123,14 +123,15 @@ def _remove(call: Callable[[], object]) -> None:
             time.sleep(wait_s)
 
 
-def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str) -> Container:
+def start_container(tracker: Tracker, image: str, limits: Limits, kind: str, sandbox_id: str,
+                    package: str) -> Container:
     """Start a container that only waits, with the limits, no network and no privileges beyond setup's."""
-    container = create_container(tracker, image, limits, kind, session, package)
+    container = create_container(tracker, image, limits, kind, sandbox_id, package)
     container.start()
     return container
 
 
-def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, session: str, package: str,
+def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, sandbox_id: str, package: str,
                      entrypoint: list[str] = KEEP_ALIVE, environment: dict[str, str] | None = None,
                      working_dir: str = "/", stdin: bool = False) -> Container:
     """Create (not start) a tracked container with the limits, no network and no privileges beyond setup's.
@@ -149,7 +150,7 @@ def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, se
         return api.create_container(
             image, entrypoint=entrypoint, command=[], detach=not stdin, stdin_open=stdin, user="0",
             working_dir=working_dir, hostname="arena", environment=environment or {},
-            network_disabled=NETWORK_MODE == "none", labels=labels(kind, session, package),
+            network_disabled=NETWORK_MODE == "none", labels=labels(kind, sandbox_id, package),
             host_config=api.create_host_config(**host, **extra))["Id"]
 
     if tracker.storage_opt_supported is not False:

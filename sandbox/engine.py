@@ -11,7 +11,7 @@ from docker.errors import DockerException
 LABEL_MANAGED = "org.posttrain-arena.managed"
 LABEL_KIND = "org.posttrain-arena.kind"
 LABEL_PACKAGE = "org.posttrain-arena.package"
-LABEL_SESSION = "org.posttrain-arena.session"
+LABEL_SANDBOX = "org.posttrain-arena.session"  # the key keeps its first name: `arena gc` finds old leftovers
 LABEL_OWNER = "org.posttrain-arena.owner"
 OWNER_VARIABLE = "ARENA_OWNER"  # optional: who started this process tree (e.g. one test run), for scoped cleanup
 API_TIMEOUT_S = 120
@@ -45,14 +45,14 @@ def engine_available() -> bool:
     return True
 
 
-def new_session_id() -> str:
-    """An id shared by every resource one arena process creates."""
+def new_sandbox_id() -> str:
+    """A Sandbox's id: the label shared by every resource it creates, swept when it closes."""
     return uuid.uuid4().hex[:12]
 
 
-def labels(kind: str, session: str, package: str = "") -> dict[str, str]:
+def labels(kind: str, sandbox_id: str, package: str = "") -> dict[str, str]:
     """The labels every arena resource carries, so `arena gc` can find what a crash left behind."""
-    found = {LABEL_MANAGED: "true", LABEL_KIND: kind, LABEL_SESSION: session}
+    found = {LABEL_MANAGED: "true", LABEL_KIND: kind, LABEL_SANDBOX: sandbox_id}
     if package:
         found[LABEL_PACKAGE] = package
     if os.environ.get(OWNER_VARIABLE):

@@ -14,8 +14,8 @@ from docker.errors import APIError, ImageNotFound
 from sandbox.build_isolation import BuildPolicy, Isolation, IsolationError, isolated
 from sandbox.engine import API_TIMEOUT_S, labels
 from taskpkg.digest import tree_digest
-from taskpkg.dockerfile import parse
-from taskpkg.model import TaskPackage
+from taskpkg.dockerfile_reader import parse
+from taskpkg.package import TaskPackage
 
 IMAGE_REPOSITORY = "posttrain-arena/env"
 DOCKERFILE = "environment/Dockerfile"
@@ -76,7 +76,8 @@ def image_tag(package: TaskPackage) -> str:
     return f"{IMAGE_REPOSITORY}:{package.name}-{tree_digest(package.environment_dir)[:16]}"
 
 
-def ensure_image(client: docker.DockerClient, package: TaskPackage, session: str, tag: str | None = None) -> BuiltImage:
+def ensure_image(client: docker.DockerClient, package: TaskPackage, sandbox_id: str,
+                 tag: str | None = None) -> BuiltImage:
     """Reuse the image if this exact context was built before, otherwise build it within the build timeout."""
     started = time.perf_counter()
     tag = tag or image_tag(package)
@@ -85,25 +86,25 @@ def ensure_image(client: docker.DockerClient, package: TaskPackage, session: str
         return BuiltImage(tag, cached=True, duration_s=time.perf_counter() - started)
     except ImageNotFound:
         pass
-    log = _build(package, tag, session)
+    log = _build(package, tag, sandbox_id)
     return BuiltImage(tag, cached=False, duration_s=time.perf_counter() - started, log=log)
 
 
-def _build(package: TaskPackage, tag: str, session: str) -> list[str]:
+def _build(package: TaskPackage, tag: str, sandbox_id: str) -> list[str]:
     """Stream a build on a dedicated connection, isolated as the machine's policy says (sandbox.build_isolation);
     closing the connection on timeout makes the engine cancel the build."""
     api = docker.APIClient(base_url=_base_url(), timeout=API_TIMEOUT_S)
     try:
         policy = BuildPolicy.from_env(os.environ)
-        with isolated(api, policy, session, package.name) as isolation:
-            lines = _stream_build(api, package, tag, session, isolation)
+        with isolated(api, policy, sandbox_id, package.name) as isolation:
+            lines = _stream_build(api, package, tag, sandbox_id, isolation)
     except IsolationError as exc:
         api.close()
         raise BuildFailed(f"the build could not be isolated: {exc}", None, "") from None
     return lines
 
 
-def _stream_build(api: docker.APIClient, package: TaskPackage, tag: str, session: str,
+def _stream_build(api: docker.APIClient, package: TaskPackage, tag: str, sandbox_id: str,
                   isolation: Isolation) -> list[str]:
     lines: list[str] = []
     outcome: dict[str, object] = {}
@@ -111,7 +112,7 @@ def _stream_build(api: docker.APIClient, package: TaskPackage, tag: str, session
     def consume() -> None:
         try:
             stream = api.build(path=str(package.environment_dir), tag=tag, rm=True, forcerm=True, decode=True,
-                               labels=labels("env-image", session, package.name), pull=False,
+                               labels=labels("env-image", sandbox_id, package.name), pull=False,
                                network_mode=isolation.network_mode, buildargs=isolation.buildargs or None,
                                container_limits=isolation.container_limits or None)
             for chunk in stream:

@@ -9,9 +9,9 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from sandbox.episode import Sandbox
 from sandbox.instances import scenes_for
-from taskpkg.model import ScenePrompt, TaskPackage
+from sandbox.sandbox import Sandbox
+from taskpkg.package import ScenePrompt, TaskPackage
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from sandbox.channel import Channel, ChannelClosed, CommandResult
 from sandbox.containers import folder_files
 from sandbox.layout import INSTANCE_DIR, WORKSPACE
 from taskpkg.body import MissingValue
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 MAX_PROMPT_VALUES = 64 * 1024
 RESERVED = frozenset({"instance", "verifier", "output"})  # /arena/ folders an agent's files may not use

@@ -23,7 +23,7 @@ from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from sandbox.reward import MAX_REWARD_BYTES, Reward, VerifierError, parse_reward
 from sandbox.streams import STDERR, MultiplexedSocket
 from sandbox.workspace_files import WorkspaceFile, workspace_archive
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 LOADER_MARKER = "ARENA-VERIFIER"
 MAX_LOADER_STDOUT = 4 * MAX_REWARD_BYTES  # the loader's report: the reward file in base64, and a few numbers
@@ -31,7 +31,7 @@ STDERR_TAIL_BYTES = 8192
 LOADER_COMMAND = ["python3", "-I", "-S", "-c", script_source("verifier_loader.py")]
 
 
-def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int,
+def verify_snapshot(tracker: Tracker, sandbox_id: str, snapshot: str, package: TaskPackage, instance: int,
                     made: list[str], command: list[str] | None = None,
                     files: dict[str, WorkspaceFile] | None = None) -> Reward:
     """Score the snapshot image for `instance`, with `files` written into its /workspace first where given; the
@@ -40,7 +40,7 @@ def verify_snapshot(tracker: Tracker, session: str, snapshot: str, package: Task
 
     Raises VerifierError when the verifier did not produce a valid reward (never scored as 0 or 1).
     """
-    container = create_container(tracker, snapshot, package.limits, "verifier", session, package.name,
+    container = create_container(tracker, snapshot, package.limits, "verifier", sandbox_id, package.name,
                                  entrypoint=LOADER_COMMAND, environment=verifier_environment(instance), stdin=True)
     made.append(container.id)
     if files:
@@ -70,13 +70,13 @@ def reward_of(stdout: bytes, stderr: str, timed_out: bool) -> Reward:
     return parse_reward(raw, exit_code, timed_out, stderr)
 
 
-def verify_into(result: EpisodeResult, tracker: Tracker, session: str, snapshot: str, package: TaskPackage,
+def verify_into(result: EpisodeResult, tracker: Tracker, sandbox_id: str, snapshot: str, package: TaskPackage,
                 made: list[str], command: list[str] | None = None,
                 files: dict[str, WorkspaceFile] | None = None) -> None:
     """Verify the snapshot (with `files` written over it) and record the reward, or the verifier's error, on
     `result`. `command` is validation's traced verifier run."""
     try:
-        record(result, verify_snapshot(tracker, session, snapshot, package, result.instance, made, command, files))
+        record(result, verify_snapshot(tracker, sandbox_id, snapshot, package, result.instance, made, command, files))
     except VerifierError as exc:
         record(result, exc)
 

@@ -41,7 +41,7 @@ from scoring.code_hashes import code_grams, is_code
 from scoring.hash_index import Holdings, Owners, Postings, holdings
 from scoring.suite import Suite
 from scoring.text_hashes import EMPTY, PAIR_GAP, content_pairs, distinct, runs_within, words_of
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 GateVerdict = Literal["pass", "flagged"]  # the gate's public verdict, and all it ever says
 GATE_VERDICTS: tuple[GateVerdict, ...] = get_args(GateVerdict)

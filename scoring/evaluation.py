@@ -30,8 +30,8 @@ from agents.backends import ChatBackend, Sampling
 from agents.chat import ChatSettings, run_chat_episode
 from agents.render import RenderLimits
 from agents.tools import ToolSettings
-from sandbox.episode import Sandbox
 from sandbox.outcomes import EpisodeOutcome
+from sandbox.sandbox import Sandbox
 from scoring.record import ArmErrors, PairedItem
 from scoring.suite import Suite, SuiteItem
 

@@ -19,9 +19,9 @@ from pathlib import Path
 from docker.errors import DockerException
 
 from sandbox.engine import EngineUnavailable, engine_available
-from sandbox.episode import Sandbox
 from sandbox.images import BuildFailed
 from sandbox.instances import SetupError
+from sandbox.sandbox import Sandbox
 from scoring.contamination import (
     MAX_FILE_BYTES,
     GateResult,
@@ -34,7 +34,7 @@ from scoring.contamination import (
 from scoring.suite import Suite
 from scoring.suite_instances import Progress, SuiteInstances, suite_cache, suite_instances
 from taskpkg.body import MissingValue
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 DEFAULT_SAMPLES = 3
 SANDBOX_FAILURES = (SetupError, BuildFailed, DockerException, MissingValue, EngineUnavailable)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from agents.backends import BackendError, ChatBackend
 from agents.models import ModelUnavailable, resolve_local_model
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from scoring import contamination as gate
 from scoring.evaluation import (
     CONCURRENCY,
@@ -38,7 +38,7 @@ from scoring.results import ResultRecord
 from scoring.suite import Suite, suite_digest
 from taskpkg.digest import tree_digest
 from taskpkg.layouts import RESULTS_DIR
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 HARDWARE_CHARS = 200
 LIBRARIES = ("numpy", "posttrain-arena", "torch", "transformers", "peft", "trl", "vllm")  # recorded when installed

@@ -35,7 +35,7 @@ from scoring.results import schema
 from taskpkg.digest import tree_digest
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.paths import resolve_inside
 from taskpkg.schema import dotted
 from taskpkg.strict_yaml import StrictYamlError, YamlDocument, load

@@ -24,7 +24,7 @@ from taskpkg.atomic_files import write_text_atomic
 from taskpkg.digest import tree_digest
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 PACKAGES_DIR = "packages"
 HEADER = "# A held-out suite (scoring/schema/suite-v1.schema.json). Keep it private unless it is a sample.\n"

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
-from sandbox.episode import InitialState, Sandbox
 from sandbox.outcomes import EpisodeOutcome
+from sandbox.sandbox import InitialState, Sandbox
 from scoring.suite import Suite, SuiteItem, balance_problems
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from pathlib import Path
 from scoring.contamination import InstanceMaker, InstanceText
 from scoring.suite import Suite
 from taskpkg.digest import package_digest
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 CACHE_FOLDER = "gate-cache"
 CACHE_FORMAT = 1

@@ -2,6 +2,6 @@
 
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.loader import LoadResult, load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 __all__ = ["Diagnostic", "LoadResult", "Severity", "TaskPackage", "load_package"]

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from taskpkg import strict_yaml
-from taskpkg.rules.model import RuleViolation
+from taskpkg.rules.rule import RuleViolation
 from taskpkg.rules.task_file import ARENA103, ARENA106
 from taskpkg.strict_yaml import YamlDocument
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from taskpkg.dockerfile import split_words
+from taskpkg.dockerfile_reader import split_words
 
 PIPE_TO_SHELL = re.compile(r"\b(?:curl|wget)\b[^|;&]*\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b")
 PIP_INSTALL = re.compile(r"\b(?:pip3?|uv\s+pip|python3?\s+-m\s+pip)\s+install\b(?P<args>[^;&|]*)")

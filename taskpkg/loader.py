@@ -13,7 +13,7 @@ from pathlib import Path
 
 from taskpkg.body import placeholders, split_sections
 from taskpkg.diagnostics import Diagnostic, Severity
-from taskpkg.model import AGENT_KIND, DEFAULT_AGENT_ROLE, TaskPackage
+from taskpkg.package import AGENT_KIND, DEFAULT_AGENT_ROLE, TaskPackage
 from taskpkg.paths import is_under, resolve_inside
 from taskpkg.rules.package_files import ARENA001, ARENA002
 from taskpkg.rules.prompt import ARENA201, ARENA203, ARENA204, ARENA205, ARENA206, ARENA207

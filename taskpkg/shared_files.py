@@ -15,7 +15,7 @@ import hashlib
 import re
 from pathlib import Path, PurePosixPath
 
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 LICENCE_FILE = re.compile(r"^(?:LICEN[CS]E|COPYING|NOTICE)(?:[.-][\w.-]+)?$", re.IGNORECASE)
 ENVIRONMENT = "environment"

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from taskpkg.rules.model import RuleViolation
+from taskpkg.rules.rule import RuleViolation
 from taskpkg.rules.task_file import ARENA104, ARENA105
 
 MAX_DEPTH = 32

@@ -12,7 +12,7 @@ import pytest
 
 from sandbox.cleanup import collect_garbage, labelled_images
 from sandbox.engine import LABEL_KIND, LABEL_MANAGED, LABEL_OWNER, OWNER_VARIABLE, EngineUnavailable, connect
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from tests.support.wheelhouse import Wheelhouse, use_wheelhouse
 
 pytest_plugins = ("tests.conftest_github",)

@@ -13,9 +13,9 @@ from agents.backends import BackendError, Sampling
 from agents.backends.openai import API_KEY_VARIABLE, OpenAIBackend
 from agents.chat import ChatSettings, ChatStats, run_chat_episode
 from agents.tools import EPISODE_OVER
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from tests.support.model_server import Faults, ReplayBackend, serve
 from tests.support.packages import make_two_scene_package, make_valid_package
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from sandbox.workspace_files import WorkspaceFile, read_workspace, workspace_archive
 from taskpkg.loader import load_package
 from validators.dynamic import DEFAULT_INSTANCES, pick_instances, plan, run_dynamic_checks

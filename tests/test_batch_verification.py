@@ -10,11 +10,11 @@ import pytest
 
 from agents.scripted import oracle_agent
 from sandbox.batch_verification import verify_batch
-from sandbox.episode import Sandbox
 from sandbox.reward import Reward
+from sandbox.sandbox import Sandbox
 from sandbox.workspace_files import WorkspaceFile
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from tests.support.packages import make_valid_package
 
 # Scores 1 only where it has not run before in this container (it leaves a mark at SEEN), and says whether the
@@ -50,7 +50,7 @@ def test_every_verification_sees_the_state_as_frozen(sandbox: Sandbox, tmp_path:
     state = sandbox.initial_state(package, 3)
     made: list[str] = []
     try:
-        done = verify_batch(sandbox.tracker, sandbox.session, state.image, package, 3, made, SUBMISSIONS)
+        done = verify_batch(sandbox.tracker, sandbox.episode_session, state.image, package, 3, made, SUBMISSIONS)
     finally:
         sandbox.tracker.discard(made, [])
         sandbox.release(state)
@@ -75,7 +75,7 @@ def test_the_oracles_container_verifies_in_place_then_the_instance_as_made(sandb
     (state,) = shared
     made: list[str] = []
     try:
-        done = verify_batch(sandbox.tracker, sandbox.session, state.image, package, 4, made, [None, None], kept[0])
+        done = verify_batch(sandbox.tracker, sandbox.episode_session, state.image, package, 4, made, [None, None], kept[0])
     finally:
         sandbox.tracker.discard(made, [])
         sandbox.release(state)

@@ -8,8 +8,8 @@ import pytest
 from bot.actions import AcceptTraining, Ignore, Need, Publish, Reply
 from bot.commands import Command, parse_command
 from bot.events import decide, scope
+from bot.facts import Comment, Config, Facts, Pull
 from bot.markers import MARKER, TrainKey
-from bot.model import Comment, Config, Facts, Pull
 from bot.sticky import StickyState, plan, supersedes
 from tests.support.github_standin import fake_sha
 

@@ -1,4 +1,4 @@
-"""The facts the bot fetches: a closed set (bot.model.Fact), each fetched through one entry of bot.execute's table,
+"""The facts the bot fetches: a closed set (bot.facts.Fact), each fetched through one entry of bot.execute's table,
 here against the GitHub stand-in."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import pytest
 from bot import github_api
 from bot.actions import Need
 from bot.execute import FETCHERS, Run, gather
-from bot.model import Config, Fact, Facts
+from bot.facts import Config, Fact, Facts
 from tests.support.github_standin import GitHubStandIn, fake_sha
 
 REPO = "arena-org/arena"

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from bot.facts import Comment
 from bot.handoff import LaunchRequest
 from bot.main import confirm_launch
 from bot.markers import TrainKey, train_key
-from bot.model import Comment
 from bot.sticky import LABEL_PASS, parse_state
 from tests.support.github_standin import fake_sha as sha
 

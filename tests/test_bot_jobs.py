@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from bot import github_api, jobs
+from bot.facts import Config
 from bot.handoff import LaunchRequest
 from bot.main import confirm_launch
-from bot.model import Config
 from bot.state_branch import BranchStore
 from launch import result_block
 from launch.backends import BackendJob

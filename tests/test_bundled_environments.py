@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.diagnostics import Severity
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package

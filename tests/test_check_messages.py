@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.loader import load_package
 from tests.support.packages import edit, make_valid_package
 from validators.dynamic import run_dynamic_checks

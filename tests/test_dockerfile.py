@@ -1,4 +1,4 @@
-"""The one Dockerfile reader (taskpkg.dockerfile) and the install-line checks that follow what RUN runs: heredoc
+"""The one Dockerfile reader (taskpkg.dockerfile_reader) and the install-line checks that follow what RUN runs: heredoc
 bodies, scripts that COPY, ADD or a heredoc put into the image, requirements files where COPY put them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from taskpkg.dockerfile import commands, executed_scripts, parse, run_scripts
+from taskpkg.dockerfile_reader import commands, executed_scripts, parse, run_scripts
 from tests.support.packages import make_valid_package
 from validators.static import run_static_checks
 

@@ -13,7 +13,7 @@ import pytest
 from agents.scripted import ScriptedAgent
 from sandbox import containers
 from sandbox.agent_interface import Action, Observation
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.loader import load_package
 from taskpkg.rules import RULES, Category, Rule
 from tests.support.packages import edit, make_valid_package

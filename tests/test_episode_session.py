@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from sandbox.agent_interface import EndScene, InvalidAction, Shell, WriteFile
-from sandbox.engine import LABEL_SESSION
-from sandbox.episode import Sandbox
-from sandbox.session import EpisodeOver
+from sandbox.engine import LABEL_SANDBOX
+from sandbox.episode_session import EpisodeOver
+from sandbox.sandbox import Sandbox
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from tests.conftest import arena_resources
 from tests.support.packages import edit, make_two_scene_package, make_valid_package
 
@@ -114,5 +114,5 @@ def test_a_closed_session_leaves_nothing_and_is_not_verified(engine: object, tmp
         assert session.finish().reward is None  # finishing a closed session verifies nothing
         box.tracker.remove_all()
         containers, snapshots = arena_resources(engine)
-        assert not [c for c in containers if c.labels.get(LABEL_SESSION) == box.session]
-        assert not [i for i in snapshots if (i.get("Labels") or {}).get(LABEL_SESSION) == box.session]
+        assert not [c for c in containers if c.labels.get(LABEL_SANDBOX) == box.sandbox_id]
+        assert not [i for i in snapshots if (i.get("Labels") or {}).get(LABEL_SANDBOX) == box.sandbox_id]

@@ -9,7 +9,7 @@ import pytest
 
 from interop import ImportResult, InteropError, detect_format, import_task
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from validators.static import run_static_checks
 
 pytestmark = pytest.mark.usefixtures("pip_registry")  # pins resolve against an empty local index

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.loader import load_package
 from tests.support.packages import make_valid_package
 from validators.dynamic import READ_PROBE, STEER_PROBE, run_dynamic_checks

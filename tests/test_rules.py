@@ -139,7 +139,7 @@ def test_a_rule_named_only_in_comments_and_strings_is_raised_nowhere() -> None:
     sites = raise_sites({Path("module.py"): source})
     assert {rule_id: [s.case for s in found] for rule_id, found in sites.items()} == {"ARENA002": [""],
                                                                                        "ARENA004": ["file"]}
-    violation = ("from taskpkg.rules.model import RuleViolation\nfrom taskpkg.rules.task_file import ARENA104\n"
+    violation = ("from taskpkg.rules.rule import RuleViolation\nfrom taskpkg.rules.task_file import ARENA104\n"
                  "class YamlError(RuleViolation): pass\nclass Deeper(YamlError): pass\n"
                  "raise Deeper(ARENA104, 'syntax', 1, None)\nraise YamlError(ARENA104, case, 1, None)\n")
     assert [s.case for s in raise_sites({Path("m.py"): violation})["ARENA104"]] == ["syntax", None]

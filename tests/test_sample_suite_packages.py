@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.diagnostics import Severity
 from taskpkg.domains import DOMAINS
 from taskpkg.loader import load_package

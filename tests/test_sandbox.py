@@ -19,9 +19,9 @@ from agents.scripted import oracle_agent
 from sandbox.agent_interface import Action, EndScene, Observation, Shell, WriteFile
 from sandbox.cleanup import collect_garbage
 from sandbox.engine import OWNER_VARIABLE
-from sandbox.episode import InitialState, Sandbox
+from sandbox.sandbox import InitialState, Sandbox
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from tests.conftest import arena_resources
 from tests.support.packages import edit, make_two_scene_package, make_valid_package
 from validators.dynamic.probes import KEPT_FILL_MIB, exhaust_resources

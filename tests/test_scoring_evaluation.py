@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from scoring.evaluation import (
     BASE_ERROR,
     PROFILES,

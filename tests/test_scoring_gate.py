@@ -19,7 +19,7 @@ from arena.suite_commands import score_command
 from scoring.contamination import InstanceText
 from scoring.suite import load_suite
 from scoring.suite_instances import CACHE_FOLDER, InstanceCache, suite_cache, suite_instances
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from tests.support.contamination import paraphrase, rename_code
 from tests.support.packages import edit, make_valid_package
 from tests.support.suites import STORIES, instance_here, make_suite

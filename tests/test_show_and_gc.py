@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from sandbox.containers import Tracker, start_container
-from sandbox.engine import new_session_id
+from sandbox.engine import new_sandbox_id
 from taskpkg.loader import load_package
 from tests.support.packages import edit, make_valid_package
 
@@ -62,7 +62,7 @@ def test_gc_is_limited_to_one_package_and_lists_first(engine: Any, tmp_path: Pat
     limits = package.limits
     names = [f"gc-test-{uuid.uuid4().hex[:8]}" for _ in range(2)]
     tracker = Tracker(engine)
-    mine = {name: start_container(tracker, "debian:bookworm-slim", limits, "agent", new_session_id(), name).id
+    mine = {name: start_container(tracker, "debian:bookworm-slim", limits, "agent", new_sandbox_id(), name).id
             for name in names}
     try:
         listed = arena("gc", "--package", names[0], "--dry-run")

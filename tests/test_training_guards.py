@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from agents.tools import TOOL_SCHEMAS, ToolSettings
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from tests.support.packages import edit, make_valid_package
 from training.environment import ArenaEnvironment, RolloutPool, make_reward_function
 from training.evidence import closing_block, no_update_reason, update_evidence

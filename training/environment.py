@@ -30,11 +30,11 @@ from agents.tools import (
     reject_call,
     sandbox_seconds,
 )
-from sandbox.episode import Sandbox
+from sandbox.episode_session import EpisodeSession
 from sandbox.instances import SetupError, scenes_for
 from sandbox.outcomes import InitialState
-from sandbox.session import EpisodeSession
-from taskpkg.model import TaskPackage
+from sandbox.sandbox import Sandbox
+from taskpkg.package import TaskPackage
 from training.metrics import EpisodeRecord, RunLog
 
 KEPT_INITIAL_STATES = 64

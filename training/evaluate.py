@@ -20,9 +20,9 @@ from agents.backends import BackendError, ChatBackend, Reply, Sampling
 from agents.chat import ChatSettings, ChatStats, run_chat_episode
 from agents.render import RenderLimits
 from agents.tools import ToolSettings
-from sandbox.episode import EpisodeResult, Sandbox
 from sandbox.outcomes import EpisodeOutcome
-from taskpkg.model import TaskPackage
+from sandbox.sandbox import EpisodeResult, Sandbox
+from taskpkg.package import TaskPackage
 from training.recipe import Recipe
 
 

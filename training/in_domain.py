@@ -10,10 +10,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from estimates.bootstrap import paired_difference
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.layouts import ADAPTER_DIR
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.metrics import keep_transcripts
 from training.recipe import Recipe

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.digest import tree_digest
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from training.preflight import preflight
 from training.recipe import Recipe
 from training.run import TrainingError, base_model, check_machine, split_seeds

@@ -25,10 +25,10 @@ from pathlib import Path
 from estimates import binomial
 from estimates.groups import has_signal, judged, pass_at_k, pass_rate_estimate, passes
 from estimates.learnability import CONTINUE, REFUSE, SignalTest, judge
-from sandbox.episode import EpisodeResult, Sandbox
+from sandbox.sandbox import EpisodeResult, Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from training.evaluate import Sample, chat_settings, open_backends, play, release
 from training.evidence import RunStatus
 from training.metrics import keep_transcripts

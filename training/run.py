@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.digest import git_commit, tree_digest
 from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from training.environment import RolloutPool
 from training.evaluate import chat_settings
 from training.evidence import RunStatus, lora_change, lora_snapshot, no_update_reason, update_evidence

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from sandbox.engine import EngineUnavailable, engine_available
-from sandbox.episode import Sandbox
+from sandbox.sandbox import Sandbox
 from taskpkg.discover import display_path
 from taskpkg.loader import load_package
 from taskpkg.rules.infrastructure import ARENA700

@@ -14,9 +14,9 @@ import tomllib
 from pathlib import Path
 
 from interop.files import copy_tree, copy_tree_strict, inside, read_text
-from interop.model import HARBOR, ImportReport, ImportResult, InteropError
+from interop.source_task import HARBOR, ImportReport, ImportResult, InteropError
 from interop.write.package import staging
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 FORMAT = "posttrain-arena/task-v1"
 BUNDLE = "tests/arena"

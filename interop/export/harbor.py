@@ -21,12 +21,12 @@ from interop.export import bundle
 from interop.export.instance_zero import make_instance_zero
 from interop.export.scripts import NOOP_SOLUTION, solve_wrapper, test_script
 from interop.files import copy_tree_strict
-from interop.model import InteropError, PackageHasErrors
+from interop.source_task import InteropError, PackageHasErrors
 from interop.write.generated import runs_solve_sh
 from interop.write.package import staging, write_text
 from taskpkg.body import MissingValue
 from taskpkg.loader import load_package
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 # Task schema 1.1 is the oldest that carries everything written here ([task], `workdir`, the agent's `user`): Harbor
 # 0.4.0 and later read it, and releases before 0.13.0 read the network only from `allow_internet`, which is written

@@ -15,8 +15,8 @@ import tempfile
 from pathlib import Path
 
 from interop.files import copy_tree_strict
-from interop.model import InteropError
-from taskpkg.model import TaskPackage
+from interop.source_task import InteropError
+from taskpkg.package import TaskPackage
 
 TIMEOUT_S = 120
 MAX_VALUES_BYTES = 64 * 1024

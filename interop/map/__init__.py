@@ -22,7 +22,7 @@ from interop.map.metadata import (
     choose_title,
     choose_version,
 )
-from interop.model import InteropError, SourceTask
+from interop.source_task import InteropError, SourceTask
 
 GENERATOR = "instance/generate.py"
 

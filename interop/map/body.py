@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 
 from interop.map.domain import slug
-from interop.model import SourceTask, Turn
+from interop.source_task import SourceTask, Turn
 
 BRACES_KEY = "open_braces"
 AGENT_ROLE, SPEAKER_ROLE = "agent", "user"

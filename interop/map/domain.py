@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from interop.model import InteropError, Sourced, SourceTask
+from interop.source_task import InteropError, Sourced, SourceTask
 from taskpkg.domains import DOMAINS
 
 # Category words (normalised: lowercase, words joined by '-') and the domain each names. Documented in

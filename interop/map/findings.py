@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from interop.dockerfile import instructions
+from interop.dockerfile_facts import instructions
 from interop.files import relative_to, walk_files
 from taskpkg.installs import PIPE_TO_SHELL, debian_packages, python_packages, requirement_name
 from taskpkg.paths import AGENT_LOG_PATHS

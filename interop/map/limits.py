@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from interop.model import FORMAT_NAMES, SourceTask
+from interop.source_task import FORMAT_NAMES, SourceTask
 from taskpkg.schema import task_schema
 
 ORDER = ("build_timeout_s", "agent_timeout_s", "oracle_timeout_s", "verifier_timeout_s", "max_turns", "cpus",

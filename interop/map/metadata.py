@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from interop.map.domain import slug
-from interop.model import InteropError, SourceTask
+from interop.source_task import InteropError, SourceTask
 from taskpkg.scaffold import NAME_PATTERN
 from taskpkg.schema import task_schema
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interop.model import BENCHFLOW, HARBOR, NATIVE, TERMINAL_BENCH, InteropError, SourceTask
 from interop.read.benchflow import frontmatter, read_benchflow
 from interop.read.harbor import read_harbor
 from interop.read.terminal_bench import read_terminal_bench
+from interop.source_task import BENCHFLOW, HARBOR, NATIVE, TERMINAL_BENCH, InteropError, SourceTask
 
 READERS = {BENCHFLOW: read_benchflow, HARBOR: read_harbor, TERMINAL_BENCH: read_terminal_bench}
 CONFIG_FILES = ("task.md", "task.toml", "task.yaml")

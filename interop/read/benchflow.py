@@ -6,11 +6,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from interop.files import find_canary, inside, outside_why, relative_to, strip_canary, task_folder
-from interop.model import BENCHFLOW, InteropError, Sourced, SourceTask
 from interop.read import sections
 from interop.read.benchflow_body import composition, resolve_turns, split_body
 from interop.read.tables import Locator, Table
 from interop.read.verifier_image import read_verifier_image
+from interop.source_task import BENCHFLOW, InteropError, Sourced, SourceTask
 from taskpkg.diagnostics import Severity
 from taskpkg.task_file import read_task_file
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from interop.files import read_text
-from interop.model import InteropError, SourceTask, Turn
 from interop.read.tables import Table
+from interop.source_task import InteropError, SourceTask, Turn
 
 SECTION = re.compile(r"^##\s+(prompt|role:[A-Za-z0-9_.-]+|scene:[A-Za-z0-9_.-]+|user-persona)\s*$",
                      re.IGNORECASE | re.MULTILINE)

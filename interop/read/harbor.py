@@ -7,10 +7,10 @@ import tomllib
 from pathlib import Path
 
 from interop.files import find_canary, read_text, strip_canary, task_folder
-from interop.model import HARBOR, InteropError, SourceTask, Turn
 from interop.read import sections
 from interop.read.tables import Table, toml_locator
 from interop.read.verifier_image import read_verifier_image
+from interop.source_task import HARBOR, InteropError, SourceTask, Turn
 
 CONFIG = "task.toml"
 HARBOR_DEFAULTS = {"build_timeout_s": 600.0, "verifier_timeout_s": 600.0}

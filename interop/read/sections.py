@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from interop.model import InteropError, SourceAuthor, Sourced
 from interop.read.tables import Table
+from interop.source_task import InteropError, SourceAuthor, Sourced
 
 NO_NETWORK = "no-network"
 HOST_ENV = "holds host environment variables; the arena passes none into the task's containers"

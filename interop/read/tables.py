@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from interop.model import InteropError, SourceTask
+from interop.source_task import InteropError, SourceTask
 from taskpkg import strict_yaml
 
 Key = tuple[str | int, ...]

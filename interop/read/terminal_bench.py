@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from interop.dockerfile import instructions
+from interop.dockerfile_facts import instructions
 from interop.files import find_canary, read_text, relative_to, strip_canary, task_folder
-from interop.model import TERMINAL_BENCH, InteropError, SourceAuthor, Sourced, SourceTask
 from interop.read.tables import Table, yaml_table
+from interop.source_task import TERMINAL_BENCH, InteropError, SourceAuthor, Sourced, SourceTask
 
 CONFIG = "task.yaml"
 TEST_SCRIPT = "run-tests.sh"

@@ -16,9 +16,9 @@ import re
 import shlex
 from pathlib import Path, PurePosixPath
 
-from interop.dockerfile import Instruction, facts, instructions, joined_path
+from interop.dockerfile_facts import Instruction, facts, instructions, joined_path
 from interop.files import read_text, relative_to
-from interop.model import Placement, SourceTask, VerifierImage
+from interop.source_task import Placement, SourceTask, VerifierImage
 
 SETUP = frozenset({"RUN", "ENV", "ARG", "WORKDIR", "USER"})
 HARMLESS_RUN = frozenset({"chmod", "chown", "ls", "mkdir", "true"})

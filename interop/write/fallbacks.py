@@ -10,7 +10,7 @@ from pathlib import Path
 from interop.files import relative_to, walk_files
 from interop.map.findings import SHELL_SUFFIXES, installed_tools
 from interop.map.guards import GuardedInstall, guarded_installs
-from interop.model import SourceTask
+from interop.source_task import SourceTask
 from taskpkg.installs import is_pinned, requirement_name
 
 MARK = ": # arena import, installed at build time instead:"

@@ -11,12 +11,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from interop.dockerfile import ARENA_WORKSPACE, facts
+from interop.dockerfile_facts import ARENA_WORKSPACE, facts
 from interop.files import copy_file, copy_tree, relative_to
 from interop.map import Plan
 from interop.map.findings import scan_oracle, scan_verifier
 from interop.map.metadata import PLACEHOLDER
-from interop.model import FORMAT_NAMES, InteropError, SourceTask, VerifierImage
+from interop.source_task import FORMAT_NAMES, InteropError, SourceTask, VerifierImage
 from interop.write.fallbacks import ToolsToBake, resolve_fallbacks
 from interop.write.frontmatter import render
 from interop.write.generated import bash_wrapper, dockerfile_from_image, generator_text, missing_oracle, steps_oracle

@@ -18,10 +18,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from interop.dockerfile import DockerfileFacts, facts
-from interop.model import SourceTask
+from interop.dockerfile_facts import DockerfileFacts, facts
+from interop.source_task import SourceTask
 from interop.write.fallbacks import ToolsToBake
-from taskpkg.dockerfile import parse, run_scripts
+from taskpkg.dockerfile_reader import parse, run_scripts
 from taskpkg.installs import PIP_INSTALL, is_pinned, pip_arguments, requirement_name
 
 DOCKERFILE = "environment/Dockerfile"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from interop.files import relative_to, walk_files
-from interop.model import SourceTask
+from interop.source_task import SourceTask
 from taskpkg.python_lint import LintUnavailable, fix, is_linted
 
 

@@ -6,7 +6,7 @@ import json
 import textwrap
 from dataclasses import dataclass, field
 
-from interop.model import FORMAT_NAMES
+from interop.source_task import FORMAT_NAMES
 
 DATA_DIR = "verifier_data"
 TAIL_CHARS = 4000

@@ -21,7 +21,7 @@ from types import ModuleType
 
 from taskpkg.rules import dockerfile, dynamic, generator, infrastructure, package_files, prompt, sources, task_file
 from taskpkg.rules.examples import Example
-from taskpkg.rules.model import Category, Message, Rule
+from taskpkg.rules.rule import Category, Message, Rule
 
 FAMILIES: tuple[ModuleType, ...] = (package_files, task_file, prompt, generator, dockerfile, sources, dynamic,
                                    infrastructure)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from taskpkg.diagnostics import Severity
 from taskpkg.rules.examples import Copy, Keep, Replace, example, situation
-from taskpkg.rules.model import Category, Message, Rule, one
+from taskpkg.rules.rule import Category, Message, Rule, one
 
 DYNAMIC, E, W = Category.DYNAMIC, Severity.ERROR, Severity.WARNING
 DOCKERFILE, TASK, VERIFIER = "environment/Dockerfile", "task.md", "verifier.py"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from taskpkg.diagnostics import Severity
 from taskpkg.rules.examples import Keep, Replace, example
-from taskpkg.rules.model import Category, Message, Rule
+from taskpkg.rules.rule import Category, Message, Rule
 
 STATIC, W = Category.STATIC, Severity.WARNING
 GENERATOR = "instance/generate.py"

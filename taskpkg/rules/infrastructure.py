@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from taskpkg.diagnostics import Severity
 from taskpkg.rules.examples import situation
-from taskpkg.rules.model import Category, Message, Rule, one
+from taskpkg.rules.rule import Category, Message, Rule, one
 
 INFRASTRUCTURE, E, W = Category.INFRASTRUCTURE, Severity.ERROR, Severity.WARNING
 

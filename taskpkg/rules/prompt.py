@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from taskpkg.diagnostics import Severity
 from taskpkg.rules.examples import Append, Keep, Replace, Write, example
-from taskpkg.rules.model import Category, Message, Rule, one
+from taskpkg.rules.rule import Category, Message, Rule, one
 
 STATIC, E, W = Category.STATIC, Severity.ERROR, Severity.WARNING
 TASK = "task.md"

@@ -8,7 +8,7 @@ import yaml
 
 from scoring.contamination import InstanceText, instance_text
 from taskpkg.domains import DOMAINS
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from tests.support.packages import edit, make_valid_package
 
 CANARY = "test-suite-canary:7d1c6a52-3b0e-4f7e-9d85-2f4a1e9b6c30"

@@ -17,12 +17,12 @@ from enum import StrEnum
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.agent_interface import Agent
 from sandbox.batch_verification import ContainerVerifier
-from sandbox.episode import EpisodeResult, InitialState, Sandbox
 from sandbox.images import BuildFailed
 from sandbox.outcomes import EpisodeOutcome
+from sandbox.sandbox import EpisodeResult, InitialState, Sandbox
 from sandbox.workspace_files import WorkspaceFile
 from taskpkg.diagnostics import Diagnostic, Severity
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules import Category, Rule, ids
 from taskpkg.rules.dynamic import (
     ARENA701,

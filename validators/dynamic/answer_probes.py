@@ -19,7 +19,7 @@ from typing import Literal
 
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules import Rule
 from taskpkg.rules.dynamic import ARENA713, ARENA714, ARENA715, ARENA716
 from validators.dynamic.answers import Answer, answer_of, constant_answers, near_misses, same_answer

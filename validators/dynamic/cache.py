@@ -15,7 +15,7 @@ from pathlib import Path
 
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.digest import tree_digest
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 CACHE_VERSION = 1
 CACHE_VARIABLE = "ARENA_CHECK_CACHE"  # this cache only (scripts/ensure-engine's rootfs cache is ARENA_ROOTFS_CACHE)

@@ -14,7 +14,7 @@ from pathlib import Path
 import docker
 
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules.dynamic import ARENA706
 from taskpkg.shared_files import shared_data_files
 from validators.registry import Needs, check

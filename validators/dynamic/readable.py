@@ -25,7 +25,7 @@ from agents.scripted import ScriptedAgent, oracle_agent
 from sandbox.layout import WORKSPACE
 from sandbox.outcomes import EpisodeResult
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules.dynamic import ARENA711
 from taskpkg.shared_files import shared_data_files
 from validators.registry import Needs, check

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from sandbox.outcomes import EpisodeResult
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules.dynamic import ARENA710
 from taskpkg.task_file import TASK_FILE
 from validators.registry import Needs, check

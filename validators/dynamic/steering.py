@@ -20,7 +20,7 @@ from sandbox.channel import DEFAULT_PATH
 from sandbox.layout import VERIFIER, WORKSPACE
 from sandbox.outcomes import EpisodeResult
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules.dynamic import ARENA712
 from validators.registry import Needs, check
 

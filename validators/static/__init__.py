@@ -15,9 +15,9 @@ from pathlib import Path
 from taskpkg.digest import package_digest
 from taskpkg.loader import load_package
 from taskpkg.rules import Category, ids
-from taskpkg.rules.model import Rule
 from taskpkg.rules.package_files import ARENA001, ARENA002
 from taskpkg.rules.prompt import ARENA201, ARENA203, ARENA204, ARENA205, ARENA206, ARENA207
+from taskpkg.rules.rule import Rule
 from taskpkg.rules.sources import ARENA601
 from taskpkg.rules.task_file import (
     ARENA100,

@@ -15,7 +15,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules.generator import ARENA301
 from validators.registry import Needs, check
 from validators.static.files import PackageTree

@@ -1,7 +1,7 @@
 """Dockerfile checks: pinned bases and packages, no remote code, nothing secret copied into the image.
 
-The Dockerfile is read by taskpkg.dockerfile. Install lines are checked wherever a RUN runs them: its command, its
-heredoc scripts, and scripts put into the image by COPY, ADD or a heredoc that it runs (`sh /opt/install.sh`)."""
+The Dockerfile is read by taskpkg.dockerfile_reader. Install lines are checked wherever a RUN runs them: its command,
+its heredoc scripts, and scripts put into the image by COPY, ADD or a heredoc that it runs (`sh /opt/install.sh`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from collections.abc import Callable
 from functools import partial
 
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.dockerfile import (
+from taskpkg.dockerfile_reader import (
     Dockerfile,
     Heredoc,
     Instruction,
@@ -21,7 +21,7 @@ from taskpkg.dockerfile import (
     run_scripts,
 )
 from taskpkg.installs import APT_INSTALL, PIP_INSTALL, PIPE_TO_SHELL, debian_packages, is_pinned, pip_arguments
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.rules.dockerfile import (
     ARENA401,
     ARENA402,

@@ -7,8 +7,8 @@ import re
 from pathlib import PurePosixPath
 
 from taskpkg.diagnostics import Diagnostic
-from taskpkg.dockerfile import split_words
-from taskpkg.model import TaskPackage
+from taskpkg.dockerfile_reader import split_words
+from taskpkg.package import TaskPackage
 from taskpkg.rules.sources import ARENA602, ARENA603
 from validators.registry import Needs, check
 from validators.static.files import PLACEHOLDER, PackageFile, PackageTree

@@ -7,7 +7,7 @@ import re
 
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.installs import debian_packages, python_packages
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 from taskpkg.paths import AGENT_LOG_PATHS, find_agent_log_path
 from taskpkg.rules.sources import ARENA501, ARENA502, ARENA503, ARENA504, ARENA505, ARENA506
 from validators.registry import Needs, check

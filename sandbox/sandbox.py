@@ -19,15 +19,15 @@ from sandbox.agent_interface import Agent
 from sandbox.batch_verification import ContainerVerifier, verify_batch
 from sandbox.cleanup import collect_garbage
 from sandbox.containers import Tracker, start_container
-from sandbox.engine import connect, labels, new_session_id
+from sandbox.engine import connect, labels, new_sandbox_id
+from sandbox.episode_session import EpisodeSession
 from sandbox.images import BuiltImage, ensure_image, image_tag
 from sandbox.instances import generate, root_channel, scenes_for
 from sandbox.layout import WORKSPACE
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState
-from sandbox.session import EpisodeSession
 from sandbox.verification import record, verify_into
 from sandbox.workspace_files import WorkspaceFile
-from taskpkg.model import TaskPackage
+from taskpkg.package import TaskPackage
 
 __all__ = ["EpisodeResult", "EpisodeSession", "InitialState", "Sandbox"]
 
@@ -37,9 +37,9 @@ SNAPSHOT_REPOSITORY = "posttrain-arena/snapshot"
 class Sandbox:
     """Runs episodes on one engine; every container and snapshot it makes is removed on every exit path."""
 
-    def __init__(self, client: docker.DockerClient | None = None, session: str | None = None) -> None:
+    def __init__(self, client: docker.DockerClient | None = None, sandbox_id: str | None = None) -> None:
         self.client = client or connect()
-        self.session = session or new_session_id()
+        self.sandbox_id = sandbox_id or new_sandbox_id()
         self.tracker = Tracker(self.client)
         self._images: dict[str, BuiltImage] = {}
         self._tags: dict[int, tuple[TaskPackage, str]] = {}  # by identity: equal packages may differ on disk
@@ -52,9 +52,9 @@ class Sandbox:
         self.close()
 
     def close(self) -> None:
-        """Remove everything this sandbox still holds, then sweep by its session label for anything a race left."""
+        """Remove everything this sandbox still holds, then sweep by its label for anything a race left."""
         self.tracker.remove_all()
-        collect_garbage(self.client, include_images=False, session=self.session)
+        collect_garbage(self.client, include_images=False, sandbox_id=self.sandbox_id)
 
     def image(self, package: TaskPackage) -> BuiltImage:
         """The package's image, found by the content hash of its build context, built only when new."""
@@ -63,7 +63,7 @@ class Sandbox:
             known = self._tags[id(package)] = (package, image_tag(package))
         tag = known[1]
         if tag not in self._images:
-            self._images[tag] = ensure_image(self.client, package, self.session, tag)
+            self._images[tag] = ensure_image(self.client, package, self.sandbox_id, tag)
         return self._images[tag]
 
     def open_episode(self, package: TaskPackage, instance: int, agent_name: str, *,
@@ -119,7 +119,7 @@ class Sandbox:
         started = time.perf_counter()
         made: list[str] = []
         try:
-            verify_into(result, self.tracker, self.session, initial.image, package, made, files=files)
+            verify_into(result, self.tracker, self.sandbox_id, initial.image, package, made, files=files)
             result.timings["verify_s"] = time.perf_counter() - started
             return result
         finally:
@@ -133,7 +133,7 @@ class Sandbox:
         `kept`, a container an episode on this instance kept (sandbox.batch_verification)."""
         made: list[str] = []
         try:
-            verified = verify_batch(self.tracker, self.session, initial.image, package, initial.instance, made,
+            verified = verify_batch(self.tracker, self.sandbox_id, initial.image, package, initial.instance, made,
                                     [files for _, files in submissions], kept)
         finally:
             self.tracker.discard(made, [])
@@ -151,7 +151,7 @@ class Sandbox:
 
         Raises SetupError when the generator fails.
         """
-        container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.session,
+        container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.sandbox_id,
                                     package.name)
         try:
             with root_channel(self.client, container) as root:
@@ -166,8 +166,8 @@ class Sandbox:
         # One tag per commit: a container committed twice (its initial state, then its final one) must not move the
         # first snapshot's tag to the second, which would leave the first untagged for the engine to prune.
         image_id = self.client.api.commit(container.id, repository=SNAPSHOT_REPOSITORY,
-                                          tag=f"{self.session}-{container.id[:12]}-{next(self._commits)}",
-                                          conf={"Labels": labels("snapshot", self.session, package.name)})["Id"]
+                                          tag=f"{self.sandbox_id}-{container.id[:12]}-{next(self._commits)}",
+                                          conf={"Labels": labels("snapshot", self.sandbox_id, package.name)})["Id"]
         self.tracker.add_image(image_id)
         return image_id
 
@@ -180,7 +180,7 @@ class Sandbox:
 
         Returns the prompt values. Raises SetupError when the generator fails.
         """
-        container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.session,
+        container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.sandbox_id,
                                     package.name)
         try:
             with root_channel(self.client, container) as root:

@@ -38,7 +38,7 @@ from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState, LimitH
 from sandbox.storage import StorageWatch
 from sandbox.verification import record, verify_into
 from sandbox.workspace_files import read_workspace
-from taskpkg.model import ScenePrompt, TaskPackage
+from taskpkg.package import ScenePrompt, TaskPackage
 
 if TYPE_CHECKING:
     import docker
@@ -53,7 +53,7 @@ class Host(Protocol):
 
     client: docker.DockerClient
     tracker: Tracker
-    session: str
+    sandbox_id: str
 
     def image(self, package: TaskPackage) -> BuiltImage:
         """The package's image, built only when new."""
@@ -119,7 +119,7 @@ class EpisodeSession:
         self._started_at = time.perf_counter()
         tag = self._start_from.image if self._start_from else self.sandbox.image(self.package).tag
         self._container = start_container(self.sandbox.tracker, tag, self.package.limits, "agent",
-                                          self.sandbox.session, self.package.name)
+                                          self.sandbox.sandbox_id, self.package.name)
         self._made.append(self._container.id)
         try:
             self._scenes = self._set_up()
@@ -387,7 +387,7 @@ class EpisodeSession:
 
     def _verify(self, snapshot: str) -> None:
         """Score the snapshot in a fresh container (sandbox.verification)."""
-        verify_into(self.result, self.sandbox.tracker, self.sandbox.session, snapshot, self.package, self._made,
+        verify_into(self.result, self.sandbox.tracker, self.sandbox.sandbox_id, snapshot, self.package, self._made,
                     self._verifier_command)
 
 
