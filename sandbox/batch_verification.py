@@ -62,12 +62,12 @@ class ContainerVerifier:
     """One container verifying in turn. Made from a frozen state (`snapshot`: started at the first verification) or
     kept from an episode (`keep`, before its agent acts)."""
 
-    def __init__(self, tracker: Tracker, package: TaskPackage, instance: int, session: str = "",
+    def __init__(self, tracker: Tracker, package: TaskPackage, instance: int, sandbox_id: str = "",
                  snapshot: str | None = None, made: list[str] | None = None) -> None:
         self.tracker, self.package, self.instance = tracker, package, instance
         self.container: Container | None = None
         self._root: Channel | None = None
-        self._session, self._snapshot, self._made = session, snapshot, made if made is not None else []
+        self._sandbox_id, self._snapshot, self._made = sandbox_id, snapshot, made if made is not None else []
         self._saved = False
         self._extra: tuple[str, ...] = ()
         self._request = b""
@@ -165,7 +165,7 @@ class ContainerVerifier:
         if self.container is None:
             assert self._snapshot is not None
             self.container = start_container(self.tracker, self._snapshot, self.package.limits, "verifier",
-                                             self._session, self.package.name)
+                                             self._sandbox_id, self.package.name)
             self._made.append(self.container.id)
         if self._root is None:
             self._root = Channel(self.tracker.client, self.container, "0")
@@ -226,14 +226,14 @@ def _run(root: Channel, step: str, timeout_s: float, extra: tuple[str, ...],
     return done
 
 
-def verify_batch(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int,
+def verify_batch(tracker: Tracker, sandbox_id: str, snapshot: str, package: TaskPackage, instance: int,
                  made: list[str], submissions: list[Files], kept: ContainerVerifier | None = None) -> list[Verified]:
     """Verify the snapshot with each submission's files written over its /workspace (None: nothing written), first
     in `kept` (a container kept from an episode on this state, closed here), then in as few fresh containers as
     stay honest; their ids join `made` for removal."""
     done: list[Verified] = []
     while len(done) < len(submissions):
-        batch = kept or ContainerVerifier(tracker, package, instance, session, snapshot, made)
+        batch = kept or ContainerVerifier(tracker, package, instance, sandbox_id, snapshot, made)
         kept = None
         try:
             for files in submissions[len(done):]:
@@ -244,16 +244,16 @@ def verify_batch(tracker: Tracker, session: str, snapshot: str, package: TaskPac
         except (DockerException, BatchFailed):
             for files in submissions[len(done):]:  # the batch's own steps failed: each alone, the plain way
                 started = time.perf_counter()
-                done.append(Verified(_plain(tracker, session, snapshot, package, instance, made, files),
+                done.append(Verified(_plain(tracker, sandbox_id, snapshot, package, instance, made, files),
                                      time.perf_counter() - started, alone=True))
         finally:
             batch.close()
     return done
 
 
-def _plain(tracker: Tracker, session: str, snapshot: str, package: TaskPackage, instance: int, made: list[str],
+def _plain(tracker: Tracker, sandbox_id: str, snapshot: str, package: TaskPackage, instance: int, made: list[str],
            files: Files) -> Reward | VerifierError:
     try:
-        return verify_snapshot(tracker, session, snapshot, package, instance, made, files=files)
+        return verify_snapshot(tracker, sandbox_id, snapshot, package, instance, made, files=files)
     except VerifierError as exc:
         return exc

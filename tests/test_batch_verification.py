@@ -50,7 +50,7 @@ def test_every_verification_sees_the_state_as_frozen(sandbox: Sandbox, tmp_path:
     state = sandbox.initial_state(package, 3)
     made: list[str] = []
     try:
-        done = verify_batch(sandbox.tracker, sandbox.episode_session, state.image, package, 3, made, SUBMISSIONS)
+        done = verify_batch(sandbox.tracker, sandbox.sandbox_id, state.image, package, 3, made, SUBMISSIONS)
     finally:
         sandbox.tracker.discard(made, [])
         sandbox.release(state)
@@ -75,7 +75,7 @@ def test_the_oracles_container_verifies_in_place_then_the_instance_as_made(sandb
     (state,) = shared
     made: list[str] = []
     try:
-        done = verify_batch(sandbox.tracker, sandbox.episode_session, state.image, package, 4, made, [None, None], kept[0])
+        done = verify_batch(sandbox.tracker, sandbox.sandbox_id, state.image, package, 4, made, [None, None], kept[0])
     finally:
         sandbox.tracker.discard(made, [])
         sandbox.release(state)
