@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from sandbox.agent_interface import Transcript
+
+if TYPE_CHECKING:
+    from sandbox.workspace_files import WorkspaceFile
 
 LimitHit = Literal["storage", "time", "turns", "tokens"]  # the limit that ended an episode early
 
@@ -48,17 +51,18 @@ class EpisodeResult:
     agent: str
     outcome: EpisodeOutcome
     reward: float | None = None
-    details: dict | None = None
+    details: dict[str, Any] | None = None
     error: str | None = None
     limit_hit: LimitHit | None = None
-    prompt_values: dict = field(default_factory=dict)
+    prompt_values: dict[str, Any] = field(default_factory=dict)
     unfilled: list[str] = field(default_factory=list)  # setup failed: the prompt's keys the generator did not print
     transcript: Transcript = field(default_factory=Transcript)
     timings: dict[str, float] = field(default_factory=dict)
     peak_memory_mb: float | None = None
-    conversation: list[dict] = field(default_factory=list)  # a model agent's messages, for people (never verified)
-    initial_files: dict | None = None  # /workspace after setup and at the end, where the driver asked to keep them
-    final_files: dict | None = None  # (path -> sandbox.workspace_files.WorkspaceFile; None when not kept)
+    conversation: list[dict[str, Any]] = field(default_factory=list)  # a model agent's messages (never verified)
+    # /workspace after setup and at the end, path -> file, where the driver asked to keep them (None when not kept)
+    initial_files: dict[str, WorkspaceFile] | None = None
+    final_files: dict[str, WorkspaceFile] | None = None
 
     def __post_init__(self) -> None:
         self.outcome = EpisodeOutcome(self.outcome)  # one given by its value ("scored") becomes the member
@@ -72,4 +76,4 @@ class InitialState:
     package: str
     instance: int
     image: str
-    prompt_values: dict
+    prompt_values: dict[str, Any]
