@@ -104,3 +104,48 @@ def test_every_module_the_flows_name_exists() -> None:
         else:
             missing.append(name)
     assert not missing, f"docs/ARCHITECTURE.md's flows name what does not exist: {missing}"
+
+
+def module_imports() -> dict[str, set[str]]:
+    """Each project module and the project modules it imports, inside functions too (an import that runs later is
+    still an arrow), but not under `if TYPE_CHECKING:`; `from package import module` is an arrow to the module."""
+    paths = {}
+    for package in project_packages():
+        for path in (ROOT / package).rglob("*.py"):
+            name = ".".join(path.relative_to(ROOT).with_suffix("").parts).removesuffix(".__init__")
+            paths[name] = path
+    graph: dict[str, set[str]] = {}
+    for name, path in paths.items():
+        tree = ast.parse(path.read_text(), filename=str(path))
+        typing_only = {id(inner) for node in ast.walk(tree)
+                       if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+                       for inner in ast.walk(node)}
+        arrows: set[str] = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.Import):
+                arrows.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                modules = [f"{node.module}.{alias.name}" for alias in node.names]
+                arrows.update(modules if all(m in paths for m in modules) else [node.module, *modules])
+        graph[name] = {arrow for arrow in arrows if arrow in paths and arrow != name}
+    return graph
+
+
+def test_no_module_imports_itself_through_others() -> None:
+    """No import circle, however long (scoring.items <-> scoring.results and sandbox's episode <-> session were two)."""
+    graph = module_imports()
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("import circle: " + " -> ".join([*path[path.index(module):], module]))
+        if module in done:
+            return
+        for imported in sorted(graph[module]):
+            visit(imported, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])

@@ -16,7 +16,7 @@ import json
 import threading
 from pathlib import Path
 
-from agents.backends import BackendError, Reply, Sampling, template_options
+from agents.backends.contract import BackendError, Reply, Sampling, template_options
 from agents.backends.local_threads import use_cpu_threads
 from agents.parse import parse_reply
 

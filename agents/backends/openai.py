@@ -12,7 +12,7 @@ import time
 import urllib.error
 import urllib.request
 
-from agents.backends import BackendError, Reply, Sampling, template_options
+from agents.backends.contract import BackendError, Reply, Sampling, template_options
 from agents.parse import ParsedReply, ToolCall, parse_reply
 
 API_KEY_VARIABLE = "ARENA_MODEL_API_KEY"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agents.backends import BackendError, Reply, Sampling, template_options
+from agents.backends.contract import BackendError, Reply, Sampling, template_options
 from agents.parse import parse_reply
 
 
