@@ -42,6 +42,7 @@ from launch.spec import JobSpec, SpecError
 from launch.state import now_iso
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.layouts import ADAPTER_CONFIG, ADAPTER_DIR, MANIFEST_FILE, RESULTS_DIR, is_record_file, items_path
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 
 STATUS_FILE = "job.json"
 RESULT_FILE = "result.json"
@@ -161,10 +162,10 @@ class JobRun:
         """Say the job succeeded, then print the result block: the last thing the job prints."""
         self._publish(final=True)
         self.say(f"arena-job: succeeded: {self.spec.name} ({payload['record'].get('run_id')})")
-        manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
+        manifest = TrainingManifest.read(self.paths.train / MANIFEST_FILE) or TrainingManifest()
         for part in ("preflight", "in_domain"):  # what training measured, beside the transfer score on the suite
-            line = (manifest.get(part) or {}).get("line")
-            if isinstance(line, str):
+            line = manifest.line(part)
+            if line is not None:
                 self.say(f"arena-job: {line[:400]}")
         for line in result_block.encode(payload):
             self.say(line)
@@ -213,12 +214,12 @@ class JobRun:
         if code == 1 and verdict.get("verdict") == "flagged":  # what matched is for maintainers only (gate report)
             return JobFailed("stopped", "flagged by the contamination gate")
         if phase == "train" and code == 1:
-            manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
-            if manifest.get("status") == "stopped":
-                return JobFailed("stopped", f"training stopped: {manifest.get('reason')}")
-            if manifest.get("status") == "no_effective_update":  # trained, but nothing moved: never scored
+            manifest = TrainingManifest.read(self.paths.train / MANIFEST_FILE) or TrainingManifest()
+            if manifest.status == RunStatus.STOPPED:
+                return JobFailed("stopped", f"training stopped: {manifest.reason}")
+            if manifest.status == RunStatus.NO_EFFECTIVE_UPDATE:  # trained, but nothing moved: never scored
                 return JobFailed("stopped", f"training had no effective update, so it was not scored: "
-                                            f"{manifest.get('reason')}")
+                                            f"{manifest.reason}")
         return JobFailed("failed", f"{phase} failed (exit {code}); {where}")
 
     def _result(self) -> dict:
@@ -241,8 +242,8 @@ class JobRun:
         return sum(float(s.get("wall_s") or 0.0) for s in self.status.get("segments", []))
 
     def _gpu_hours(self) -> float:
-        manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
-        gpus = int(self.env.get("ARENA_JOB_GPUS") or manifest.get("gpus") or 0)
+        manifest = TrainingManifest.read(self.paths.train / MANIFEST_FILE) or TrainingManifest()
+        gpus = int(self.env.get("ARENA_JOB_GPUS") or manifest.gpus or 0)
         return round(self._wall() / 3600 * gpus, 4)
 
     def _mark(self, phase: str, status: str, wall: float, code: int) -> None:
@@ -268,8 +269,9 @@ class JobRun:
 
 
 def _train_completed(folder: Path) -> bool:
-    manifest = _read_json(folder / MANIFEST_FILE) or {}
-    return manifest.get("status") == "completed" and (folder / ADAPTER_DIR / ADAPTER_CONFIG).is_file()
+    manifest = TrainingManifest.read(folder / MANIFEST_FILE)
+    completed = manifest is not None and manifest.status == RunStatus.COMPLETED
+    return completed and (folder / ADAPTER_DIR / ADAPTER_CONFIG).is_file()
 
 
 def _read_json(path: Path) -> dict | None:

@@ -7,6 +7,7 @@ import json
 from dataclasses import MISSING, fields, replace
 from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,8 +16,10 @@ from jsonschema import Draft202012Validator
 from scoring.items import ItemScores
 from scoring.record import build_items, build_run
 from scoring.results import parse_record
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.rules.dynamic import ARENA702
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 from tests.support.scoring import paired_items, run_info
 from training.recipe import SECTIONS, Generation, Vllm, load_recipe, recipe_names, recipe_schema
 from validators.report import PackageReport, Report, report_schema
@@ -144,3 +147,49 @@ def test_the_results_modules_import_one_way() -> None:
         imported = {node.module.removeprefix("scoring.") for node in ast.walk(tree)
                     if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scoring.")}
         assert not imported & set(order[at:]), (name, imported & set(order[at:]))
+
+
+def _finished_manifest(adapter: bool) -> TrainingManifest:
+    """A manifest as training.run fills it in, to the end of a run that trained (with or without an adapter)."""
+    manifest = TrainingManifest(
+        environment="x", package_digest="sha256:" + "b" * 64, commit=None,
+        recipe={"name": "cpu-small", "source": "training/recipes/cpu-small.yaml", "digest": "c" * 16,
+                "overrides": {"grpo.steps": 3}, "data": {"grpo": {"steps": 3}}},
+        base_model={"name": "m", "revision": "r", "path": "/m", "source": "hub"},
+        seeds={"shuffle_seed": 1, "train_instances": 8, "heldout": [3, 9]}, libraries={"python": "3.11.9"},
+        hardware={"machine": "x86_64", "cpus": 2, "gpus": []}, started_at="2026-12-01T00:00:00Z", image="img:1",
+        preflight={"skipped": True})
+    manifest.resumed_from_step = 2
+    manifest.steps, manifest.trainer_summary, manifest.reward_curve = 3, {"train_loss": 0.1}, [(1, 0.5), (3, 0.75)]
+    manifest.update_evidence = {"effective": adapter}
+    if adapter:
+        manifest.adapter, manifest.in_domain = {"path": "adapter", "digest": "sha256:" + "d" * 64}, None
+    manifest.finished_at, manifest.wall_s, manifest.gpus = "2026-12-01T01:00:00Z", 60.5, 0
+    manifest.total_wall_s, manifest.gpu_hours, manifest.segments = 61.0, 0.0, 2
+    manifest.status = RunStatus.COMPLETED if adapter else RunStatus.NO_EFFECTIVE_UPDATE
+    manifest.reason = None if adapter else "no effective update"
+    return manifest
+
+
+@pytest.mark.parametrize("adapter", [True, False])
+def test_the_training_manifest_is_its_schema(adapter: bool, tmp_path: Path) -> None:
+    schema = _schema("taskpkg", "training-manifest-v1.schema.json")
+    manifest = _finished_manifest(adapter)
+    written = manifest.to_json()
+    assert ("in_domain" in written) == adapter and written["commit"] is None and "reason" in written
+    _valid(schema, json.loads(json.dumps(written)))
+    _held_to(schema, written)
+    assert {f.name for f in fields(TrainingManifest)} == set(schema["properties"])
+    manifest.write(tmp_path / "manifest.json")
+    assert TrainingManifest.read(tmp_path / "manifest.json") == replace(
+        manifest, reward_curve=[list(pair) for pair in manifest.reward_curve or []])
+    write_json_atomic(tmp_path / "as-a-dict.json", written, sort_keys=True)  # the bytes the dict writer gave
+    assert (tmp_path / "manifest.json").read_bytes() == (tmp_path / "as-a-dict.json").read_bytes()
+
+
+def test_a_partial_or_broken_manifest_reads_as_what_it_holds(tmp_path: Path) -> None:
+    (tmp_path / "m.json").write_text(json.dumps({"status": "stopped", "reason": "guard", "extra": 1}))
+    read = TrainingManifest.read(tmp_path / "m.json")
+    assert read is not None and read.status is RunStatus.STOPPED and read.reason == "guard" and read.steps is None
+    (tmp_path / "m.json").write_text("[1]")
+    assert TrainingManifest.read(tmp_path / "m.json") is None and TrainingManifest.read(tmp_path / "no.json") is None
