@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
+from launch.job_status import JobStatus, PhaseRun, PhaseStatus, RunnerStatus, Segment
+from launch.state import JobState
 from scoring.items import ItemScores
 from scoring.record import build_items, build_run
 from scoring.results import parse_record
@@ -193,3 +195,27 @@ def test_a_partial_or_broken_manifest_reads_as_what_it_holds(tmp_path: Path) -> 
     assert read is not None and read.status is RunStatus.STOPPED and read.reason == "guard" and read.steps is None
     (tmp_path / "m.json").write_text("[1]")
     assert TrainingManifest.read(tmp_path / "m.json") is None and TrainingManifest.read(tmp_path / "no.json") is None
+
+
+def test_the_job_status_file_is_its_schema(tmp_path: Path) -> None:
+    schema = _schema("launch", "job-status-v1.schema.json")
+    status = JobStatus(segments=[Segment("2026-12-01T00:00:00Z", 12.5), Segment("2026-12-01T01:00:00Z", 3.0)])
+    status.status, status.spec, status.restarts, status.started_at = RunnerStatus.RUNNING, "{}", 1, "t0"
+    status.phases["gate"] = PhaseRun(PhaseStatus.DONE, 4.0, 0)
+    status.phases["train"] = PhaseRun(PhaseStatus.STOPPED, 8.0, -1)
+    status.gpu_hours, status.updated_at = 0.0, "t1"
+    assert "reason" in status.to_json() and "finished_at" not in status.to_json()  # cleared at the start: null
+    status.status, status.reason, status.finished_at = RunnerStatus.STOPPED, "over its wall-clock ceiling", "t2"
+    written = status.to_json()
+    _valid(schema, json.loads(json.dumps(written)))
+    _held_to(schema, written)
+    phase = schema["$defs"]["phase"]
+    assert set(written["phases"]["train"]) == set(phase["properties"]) == set(phase["required"])
+    assert {f.name for f in fields(JobStatus)} == set(schema["properties"])
+    assert {f.name for f in fields(PhaseRun)} == set(schema["$defs"]["phase"]["properties"])
+    assert {f.name for f in fields(Segment)} == set(schema["$defs"]["segment"]["properties"])
+    status.write(tmp_path / "job.json")
+    assert JobStatus.read(tmp_path / "job.json") == status and status.wall_s == 15.5
+    assert RunnerStatus.STOPPED.job_state is JobState.FAILED and JobStatus().to_json() == {"phases": {}}
+    (tmp_path / "job.json").write_text(json.dumps({"phases": {"gate": {"status": "unknown"}}}))
+    assert JobStatus.read(tmp_path / "job.json") is None  # unreadable: the runner starts afresh, as before
