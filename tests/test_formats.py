@@ -134,7 +134,7 @@ def test_a_shipped_recipe_reads_into_its_typed_sections(name: str) -> None:
             else:
                 assert got == value, (name, section, key)
     assert isinstance(recipe.generation, Generation)
-    assert recipe.grpo.steps == recipe["grpo"]["steps"] and load_recipe(name, steps=3).grpo.steps == 3
+    assert recipe.grpo.steps == recipe.data["grpo"]["steps"] and load_recipe(name, steps=3).grpo.steps == 3
 
 
 def test_the_results_modules_import_one_way() -> None:
