@@ -70,5 +70,5 @@ def train_command(path: Path, recipe_spec: str, out: Path | None, resume: bool, 
         click.echo(f"arena: training stopped (exit 1), for the reason above; manifest in {out / 'manifest.json'}",
                    err=True)
         sys.exit(ExitCode.CHECK_FAILED)
-    click.echo(f"trained {outcome.manifest['steps']} step(s); adapter in {out / 'adapter'}, manifest in "
+    click.echo(f"trained {outcome.manifest.steps} step(s); adapter in {out / 'adapter'}, manifest in "
                f"{out / 'manifest.json'}")

@@ -31,6 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from taskpkg.layouts import MANIFEST_FILE  # noqa: E402
+from taskpkg.run_manifest import TrainingManifest  # noqa: E402
 from training.recipe import load_recipe  # noqa: E402
 
 ARENA = str(Path(sys.executable).parent / "arena")
@@ -67,7 +69,7 @@ def main() -> None:
     out = scratch / "run"
     marks, total, _ = timed_run([ARENA, "train", args.package, "--recipe", args.recipe, "--steps", str(args.steps),
                                  "--out", str(out)], env)
-    manifest = json.loads((out / "manifest.json").read_text())
+    manifest = TrainingManifest.from_json(json.loads((out / MANIFEST_FILE).read_text()))
     preflight = json.loads((out / "preflight.json").read_text())
     steps = [json.loads(x) for x in (out / "metrics.jsonl").read_text().splitlines()]
     step_s = [s["step_time"] for s in steps if s.get("step_time")]
@@ -76,15 +78,15 @@ def main() -> None:
     preflight_s = marks.get("train", total) - startup - step_s[0]  # the first step's line comes after that step
     in_domain_s = total - marks["in_domain"] if "in_domain" in marks else 0.0
     per_sample = preflight_s / max(preflight["samples"], 1)
-    lift = manifest.get("in_domain") or {}
+    lift = manifest.in_domain or {}
     episodes = 2 * len(lift.get("instances") or []) * lift.get("samples", 1)
     per_episode = in_domain_s / max(episodes, 1)
     full = recipe.grpo.steps
     g, pre = recipe.grpo.num_generations, recipe.preflight
     pre_best, pre_worst = pre.instances * g * per_sample, pre.max_instances * g * per_sample
     lift_full = 2 * recipe.in_domain.instances * recipe.in_domain.samples * per_episode
-    gpus = int(manifest.get("gpus") or 0)
-    hardware = manifest["hardware"]
+    gpus = int(manifest.gpus or 0)
+    hardware = manifest.hardware or {"cpus": "?", "gpus": []}
     where = f"{len(hardware['gpus'])}x {hardware['gpus'][0]}" if hardware["gpus"] else f"CPU ({hardware['cpus']} cores)"
     low, high = startup + pre_best + full * steady + lift_full, startup + pre_worst + full * steady + lift_full
     rows = [("start-up (model, image)", f"measured once: {startup:.0f} s", startup, startup),

@@ -37,13 +37,14 @@ from pathlib import Path
 from launch import result_block
 from launch.artifacts import ArtifactError, Mirror
 from launch.job_checks import CheckFailed, check_package, check_suite
+from launch.job_status import STATUS_FILE, JobStatus, PhaseRun, PhaseStatus, RunnerStatus, Segment
 from launch.phase_process import run_phase
 from launch.spec import JobSpec, SpecError
 from launch.state import now_iso
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.layouts import ADAPTER_CONFIG, ADAPTER_DIR, MANIFEST_FILE, RESULTS_DIR, is_record_file, items_path
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 
-STATUS_FILE = "job.json"
 RESULT_FILE = "result.json"
 GATE_FILE = "gate.json"  # the gate's public verdict (`arena score --contamination-only --format json`)
 GATE_REPORT_FILE = "gate-report.json"  # what matched: for maintainers only
@@ -54,7 +55,7 @@ HEARTBEAT_S = 300.0  # how often a running phase's segment is saved and its fini
 class JobFailed(Exception):
     """The job stopped; `status` is failed or stopped, `exit_code` what `arena jobs run` returns."""
 
-    def __init__(self, status: str, reason: str, exit_code: int = 1) -> None:
+    def __init__(self, status: RunnerStatus, reason: str, exit_code: int = 1) -> None:
         super().__init__(reason)
         self.status, self.reason, self.exit_code = status, reason, exit_code
 
@@ -121,7 +122,7 @@ class JobRun:
         self.spec, self.paths, self.say = spec, paths, say
         self.env = dict(os.environ if env is None else env)
         self.mirror = Mirror(paths.out, paths.bucket) if paths.bucket else None
-        self.status: dict = {"phases": {}}
+        self.status = JobStatus()
         self.started = time.monotonic()
 
     def run(self) -> int:
@@ -129,13 +130,14 @@ class JobRun:
         self.paths.out.mkdir(parents=True, exist_ok=True)
         if self.mirror is not None:
             self.say(f"arena-job: {self.mirror.restore()} file(s) read back from {self.paths.bucket}")
-        self.status = _read_json(self.paths.out / STATUS_FILE) or {"phases": {}}
-        if self.status.get("status") == "succeeded" and (self.paths.out / RESULT_FILE).is_file():
+        self.status = JobStatus.read(self.paths.out / STATUS_FILE) or JobStatus()
+        if self.status.status == RunnerStatus.SUCCEEDED and (self.paths.out / RESULT_FILE).is_file():
             return self._report(json.loads((self.paths.out / RESULT_FILE).read_text()))
-        restarts = self.status.get("restarts", -1) + 1
-        self.status.setdefault("segments", []).append({"started_at": now_iso(), "wall_s": 0.0})
-        self._save(status="running", spec=self.spec.to_json(), restarts=restarts,
-                   started_at=self.status.get("started_at") or now_iso(), reason=None)
+        restarts = (-1 if self.status.restarts is None else self.status.restarts) + 1
+        self.status.segments = [*(self.status.segments or []), Segment(now_iso(), 0.0)]
+        self.status.status, self.status.spec, self.status.restarts = RunnerStatus.RUNNING, self.spec.to_json(), restarts
+        self.status.started_at, self.status.reason = self.status.started_at or now_iso(), None
+        self._save()
         if restarts:
             self.say(f"arena-job: restart {restarts}: resuming {self.spec.name} from {self.paths.out}")
         try:
@@ -145,14 +147,17 @@ class JobRun:
                 self._phase(phase)
             payload = self._result()
         except CheckFailed as refused:
-            return self._end(JobFailed("failed", refused.reason, refused.exit_code))
+            return self._end(JobFailed(RunnerStatus.FAILED, refused.reason, refused.exit_code))
         except JobFailed as failed:
             return self._end(failed)
-        self._save(status="succeeded", finished_at=now_iso(), run_id=payload["record"].get("run_id"))
+        self.status.status, self.status.finished_at = RunnerStatus.SUCCEEDED, now_iso()
+        self.status.run_id = payload["record"].get("run_id")
+        self._save()
         return self._report(payload)
 
     def _end(self, failed: JobFailed) -> int:
-        self._save(status=failed.status, reason=failed.reason, finished_at=now_iso())
+        self.status.status, self.status.reason, self.status.finished_at = failed.status, failed.reason, now_iso()
+        self._save()
         self._publish(final=True)
         self.say(f"arena-job: {failed.status}: {failed.reason}")
         return failed.exit_code
@@ -161,36 +166,36 @@ class JobRun:
         """Say the job succeeded, then print the result block: the last thing the job prints."""
         self._publish(final=True)
         self.say(f"arena-job: succeeded: {self.spec.name} ({payload['record'].get('run_id')})")
-        manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
+        manifest = TrainingManifest.read(self.paths.train / MANIFEST_FILE) or TrainingManifest()
         for part in ("preflight", "in_domain"):  # what training measured, beside the transfer score on the suite
-            line = (manifest.get(part) or {}).get("line")
-            if isinstance(line, str):
+            line = manifest.line(part)
+            if line is not None:
                 self.say(f"arena-job: {line[:400]}")
         for line in result_block.encode(payload):
             self.say(line)
         return 0
 
     def _phase(self, phase: str) -> None:
-        done = self.status["phases"].get(phase, {})
-        if done.get("status") == "done":
+        done = self.status.phases.get(phase)
+        if done is not None and done.status == PhaseStatus.DONE:
             self.say(f"arena-job: {phase}: done in an earlier run, kept")
             return
         if phase == "train" and _train_completed(self.paths.train):
-            self._mark(phase, "done", 0.0, 0)
+            self._mark(phase, PhaseStatus.DONE, 0.0, 0)
             return
         left = self.spec.max_hours * 3600 - self._wall()
         if left <= 0:
             raise self._over_ceiling()
         self.say(f"arena-job: {phase}: started (output in logs/{phase}.log)")
         outcome = run_phase(phase_commands(self.spec, self.paths)[phase], self.paths.log(phase),
-                            f"{phase}, segment {len(self.status['segments'])}, {now_iso()}", left,
+                            f"{phase}, segment {len(self.status.segments or [])}, {now_iso()}", left,
                             lambda elapsed: self._heartbeat(phase, elapsed), HEARTBEAT_S,
                             self.paths.gate if phase == "gate" else None)
         if outcome.over_deadline:
-            self._mark(phase, "stopped", outcome.wall_s, -1)
+            self._mark(phase, PhaseStatus.STOPPED, outcome.wall_s, -1)
             raise self._over_ceiling()
         code = outcome.exit_code
-        self._mark(phase, "done" if code == 0 else "failed", outcome.wall_s, code or 0)
+        self._mark(phase, PhaseStatus.DONE if code == 0 else PhaseStatus.FAILED, outcome.wall_s, code or 0)
         if code != 0:
             raise self._failure(phase, int(code or 0))
         self.say(f"arena-job: {phase}: done in {outcome.wall_s:.0f} s")
@@ -201,62 +206,62 @@ class JobRun:
         self.say(f"arena-job: {phase}: running for {elapsed / 60:.0f} min")
 
     def _over_ceiling(self) -> JobFailed:
-        return JobFailed("stopped", f"over its wall-clock ceiling: its runs took {self._wall() / 3600:.2f} h of the "
-                         f"{self.spec.max_hours:g} h a job may use")
+        return JobFailed(RunnerStatus.STOPPED, f"over its wall-clock ceiling: its runs took {self._wall() / 3600:.2f} "
+                         f"h of the {self.spec.max_hours:g} h a job may use")
 
     def _failure(self, phase: str, code: int) -> JobFailed:
         where = (f"its output is in logs/{phase}.log (maintainers: `arena jobs logs {self.spec.name} --phase "
                  f"{phase}`)")
         if code == 3:
-            return JobFailed("failed", f"{phase}: the machine lacks something the job needs (exit 3); {where}", 3)
+            lacks = f"{phase}: the machine lacks something the job needs (exit 3); {where}"
+            return JobFailed(RunnerStatus.FAILED, lacks, 3)
         verdict = (_read_json(self.paths.gate) or {}) if phase == "gate" else {}
         if code == 1 and verdict.get("verdict") == "flagged":  # what matched is for maintainers only (gate report)
-            return JobFailed("stopped", "flagged by the contamination gate")
+            return JobFailed(RunnerStatus.STOPPED, "flagged by the contamination gate")
         if phase == "train" and code == 1:
-            manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
-            if manifest.get("status") == "stopped":
-                return JobFailed("stopped", f"training stopped: {manifest.get('reason')}")
-            if manifest.get("status") == "no_effective_update":  # trained, but nothing moved: never scored
-                return JobFailed("stopped", f"training had no effective update, so it was not scored: "
-                                            f"{manifest.get('reason')}")
-        return JobFailed("failed", f"{phase} failed (exit {code}); {where}")
+            manifest = TrainingManifest.read(self.paths.train / MANIFEST_FILE) or TrainingManifest()
+            if manifest.status == RunStatus.STOPPED:
+                return JobFailed(RunnerStatus.STOPPED, f"training stopped: {manifest.reason}")
+            if manifest.status == RunStatus.NO_EFFECTIVE_UPDATE:  # trained, but nothing moved: never scored
+                return JobFailed(RunnerStatus.STOPPED, f"training had no effective update, so it was not scored: "
+                                            f"{manifest.reason}")
+        return JobFailed(RunnerStatus.FAILED, f"{phase} failed (exit {code}); {where}")
 
     def _result(self) -> dict:
         folder = self.paths.score / RESULTS_DIR
         records = [p for p in sorted((folder / self.spec.environment).glob("*")) if is_record_file(p.name)]
         if not records:
-            raise JobFailed("failed", f"score wrote no results record under {folder}")
+            raise JobFailed(RunnerStatus.FAILED, f"score wrote no results record under {folder}")
         newest = max(records, key=lambda p: p.stat().st_mtime)  # a rescore with other inputs writes another run
         payload = {"record": json.loads(newest.read_text())}
         items = items_path(newest)
         if items.is_file():
             payload["items"] = json.loads(items.read_text())
-        payload["job"] = {"name": self.spec.name, "phases": self.status["phases"], "gpu_hours": self._gpu_hours(),
-                          "segments": len(self.status["segments"])}
+        payload["job"] = {"name": self.spec.name, "phases": self.status.to_json()["phases"],
+                          "gpu_hours": self._gpu_hours(), "segments": len(self.status.segments or [])}
         write_json_atomic(self.paths.out / RESULT_FILE, payload, sort_keys=True)  # a restart prints it again
         return payload
 
     def _wall(self) -> float:
         """Wall time of every run of this job so far, this one included."""
-        return sum(float(s.get("wall_s") or 0.0) for s in self.status.get("segments", []))
+        return self.status.wall_s
 
     def _gpu_hours(self) -> float:
-        manifest = _read_json(self.paths.train / MANIFEST_FILE) or {}
-        gpus = int(self.env.get("ARENA_JOB_GPUS") or manifest.get("gpus") or 0)
+        manifest = TrainingManifest.read(self.paths.train / MANIFEST_FILE) or TrainingManifest()
+        gpus = int(self.env.get("ARENA_JOB_GPUS") or manifest.gpus or 0)
         return round(self._wall() / 3600 * gpus, 4)
 
-    def _mark(self, phase: str, status: str, wall: float, code: int) -> None:
-        earlier = self.status["phases"].get(phase, {}).get("wall_s", 0.0)
-        self.status["phases"][phase] = {"status": status, "wall_s": round(earlier + wall, 1), "exit_code": code}
+    def _mark(self, phase: str, status: PhaseStatus, wall: float, code: int) -> None:
+        earlier = self.status.phases[phase].wall_s if phase in self.status.phases else 0.0
+        self.status.phases[phase] = PhaseRun(status, round(earlier + wall, 1), code)
         self._save()
 
-    def _save(self, **changes: object) -> None:
-        self.status.update(changes)
-        if self.status.get("segments"):
-            self.status["segments"][-1]["wall_s"] = round(time.monotonic() - self.started, 1)
-        self.status["gpu_hours"] = self._gpu_hours()
-        self.status["updated_at"] = now_iso()
-        write_json_atomic(self.paths.out / STATUS_FILE, self.status, sort_keys=True)
+    def _save(self) -> None:
+        if self.status.segments:
+            self.status.segments[-1].wall_s = round(time.monotonic() - self.started, 1)
+        self.status.gpu_hours = self._gpu_hours()
+        self.status.updated_at = now_iso()
+        self.status.write(self.paths.out / STATUS_FILE)
 
     def _publish(self, final: bool = False) -> None:
         if self.mirror is None:
@@ -268,8 +273,9 @@ class JobRun:
 
 
 def _train_completed(folder: Path) -> bool:
-    manifest = _read_json(folder / MANIFEST_FILE) or {}
-    return manifest.get("status") == "completed" and (folder / ADAPTER_DIR / ADAPTER_CONFIG).is_file()
+    manifest = TrainingManifest.read(folder / MANIFEST_FILE)
+    completed = manifest is not None and manifest.status == RunStatus.COMPLETED
+    return completed and (folder / ADAPTER_DIR / ADAPTER_CONFIG).is_file()
 
 
 def _read_json(path: Path) -> dict | None:

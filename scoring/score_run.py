@@ -39,6 +39,7 @@ from scoring.suite import Suite, suite_digest
 from taskpkg.digest import tree_digest
 from taskpkg.layouts import RESULTS_DIR
 from taskpkg.package import TaskPackage
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 
 HARDWARE_CHARS = 200
 LIBRARIES = ("numpy", "posttrain-arena", "torch", "transformers", "peft", "trl", "vllm")  # recorded when installed
@@ -69,26 +70,34 @@ class ScoreOptions:
     concurrency: int = CONCURRENCY
 
 
-def training_summary(manifest_path: Path) -> tuple[dict, TrainingSummary]:
+def training_summary(manifest_path: Path) -> tuple[TrainingManifest, TrainingSummary]:
     """The training manifest, and its summary for the record."""
     try:
         raw = manifest_path.read_bytes()
-        manifest = json.loads(raw)
-        recipe = manifest["recipe"]
+        manifest = TrainingManifest.from_json(json.loads(raw))
+        recipe = manifest.recipe or {}
         summary = TrainingSummary(
             manifest_digest="sha256:" + hashlib.sha256(raw).hexdigest(), recipe=recipe["name"],
-            recipe_hash=recipe["digest"], steps=int(manifest["steps"]), gpu_hours=float(manifest["gpu_hours"]),
-            wall_s=float(manifest["wall_s"]), hardware=_hardware(manifest.get("hardware", {})),
-            reward_curve=tuple((int(s), float(r)) for s, r in manifest.get("reward_curve", [])[-500:]),
-            in_domain=in_domain_summary(manifest.get("in_domain")),
-            preflight=(manifest.get("preflight") or {}).get("line"))
+            recipe_hash=recipe["digest"], steps=int(_written(manifest.steps, "steps")),
+            gpu_hours=float(_written(manifest.gpu_hours, "gpu_hours")),
+            wall_s=float(_written(manifest.wall_s, "wall_s")),
+            hardware=_hardware(manifest.hardware or {}),
+            reward_curve=tuple((int(s), float(r)) for s, r in (manifest.reward_curve or [])[-500:]),
+            in_domain=in_domain_summary(manifest.in_domain), preflight=manifest.line("preflight"))
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise ScoringError(f"{manifest_path}: not a completed training manifest ({exc}); pass the manifest.json "
                            "that `arena train` wrote") from None
-    if manifest.get("status") != "completed":  # stopped, or no_effective_update: nothing trained to score
-        raise ScoringError(f"{manifest_path}: the training run ended {manifest.get('status')}, not completed "
-                           f"({manifest.get('reason')}); only a completed run is scored")
+    if manifest.status != RunStatus.COMPLETED:  # stopped, or no_effective_update: nothing trained to score
+        raise ScoringError(f"{manifest_path}: the training run ended {manifest.status}, not completed "
+                           f"({manifest.reason}); only a completed run is scored")
     return manifest, summary
+
+
+def _written(value: float | None, key: str) -> float:
+    """A number the completed manifest must hold (KeyError, as for a missing key, when it does not)."""
+    if value is None:
+        raise KeyError(key)
+    return value
 
 
 def in_domain_summary(report: dict | None) -> dict | None:
@@ -150,16 +159,17 @@ def score(package: TaskPackage, suite: Suite, options: ScoreOptions,
     manifest, training = training_summary(options.training_manifest)
     if not (options.adapter / "adapter_config.json").is_file():
         raise ScoringError(f"{options.adapter}: no adapter_config.json; pass the adapter/ folder `arena train` wrote")
-    commit = options.commit or manifest.get("commit")
+    commit = options.commit or manifest.commit
     if not commit:
         raise ScoringError("the environment's commit is unknown (the training manifest has none): pass --commit")
-    base_spec = options.base_model or manifest["base_model"].get("path") or manifest["base_model"]["name"]
+    base_model = manifest.base_model or {}
+    base_spec = options.base_model or base_model.get("path") or base_model["name"]
     try:
         base = resolve_local_model(base_spec) if options.backend == "local" else None
     except ModelUnavailable as exc:
         raise ScoringError(str(exc), environment=True) from None
     base_path = str(base.path) if base else base_spec
-    base_revision = manifest["base_model"].get("revision") or (base.revision if base else "unpinned")
+    base_revision = base_model.get("revision") or (base.revision if base else "unpinned")
     items = selected_items(suite, options.profile)
     base_arm, trained_arm = _backends(options, base_path)
     contamination = _contamination(options, suite, package)
@@ -178,7 +188,7 @@ def score(package: TaskPackage, suite: Suite, options: ScoreOptions,
     paired = paired_items(items, options.profile.samples, base_outcomes, trained_outcomes)
     subset = len(items) < len(suite.items)
     run = RunInfo(
-        environment=package.name, commit=commit, base_model=manifest["base_model"]["name"],
+        environment=package.name, commit=commit, base_model=base_model["name"],
         base_revision=base_revision, adapter_digest="sha256:" + tree_digest(options.adapter),
         suite=SuiteInfo(f"{suite.name}-{options.profile.name}" if subset else suite.name, suite.version,
                         len(items), suite.public, suite_digest(suite)),

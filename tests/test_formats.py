@@ -7,16 +7,21 @@ import json
 from dataclasses import MISSING, fields, replace
 from datetime import UTC, datetime
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
 from jsonschema import Draft202012Validator
 
+from launch.job_status import JobStatus, PhaseRun, PhaseStatus, RunnerStatus, Segment
+from launch.state import JobState
 from scoring.items import ItemScores
 from scoring.record import build_items, build_run
 from scoring.results import parse_record
+from taskpkg.atomic_files import write_json_atomic
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.rules.dynamic import ARENA702
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 from tests.support.scoring import paired_items, run_info
 from training.recipe import SECTIONS, Generation, Vllm, load_recipe, recipe_names, recipe_schema
 from validators.report import PackageReport, Report, report_schema
@@ -129,7 +134,7 @@ def test_a_shipped_recipe_reads_into_its_typed_sections(name: str) -> None:
             else:
                 assert got == value, (name, section, key)
     assert isinstance(recipe.generation, Generation)
-    assert recipe.grpo.steps == recipe["grpo"]["steps"] and load_recipe(name, steps=3).grpo.steps == 3
+    assert recipe.grpo.steps == recipe.data["grpo"]["steps"] and load_recipe(name, steps=3).grpo.steps == 3
 
 
 def test_the_results_modules_import_one_way() -> None:
@@ -144,3 +149,73 @@ def test_the_results_modules_import_one_way() -> None:
         imported = {node.module.removeprefix("scoring.") for node in ast.walk(tree)
                     if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("scoring.")}
         assert not imported & set(order[at:]), (name, imported & set(order[at:]))
+
+
+def _finished_manifest(adapter: bool) -> TrainingManifest:
+    """A manifest as training.run fills it in, to the end of a run that trained (with or without an adapter)."""
+    manifest = TrainingManifest(
+        environment="x", package_digest="sha256:" + "b" * 64, commit=None,
+        recipe={"name": "cpu-small", "source": "training/recipes/cpu-small.yaml", "digest": "c" * 16,
+                "overrides": {"grpo.steps": 3}, "data": {"grpo": {"steps": 3}}},
+        base_model={"name": "m", "revision": "r", "path": "/m", "source": "hub"},
+        seeds={"shuffle_seed": 1, "train_instances": 8, "heldout": [3, 9]}, libraries={"python": "3.11.9"},
+        hardware={"machine": "x86_64", "cpus": 2, "gpus": []}, started_at="2026-12-01T00:00:00Z", image="img:1",
+        preflight={"skipped": True})
+    manifest.resumed_from_step = 2
+    manifest.steps, manifest.trainer_summary, manifest.reward_curve = 3, {"train_loss": 0.1}, [(1, 0.5), (3, 0.75)]
+    manifest.update_evidence = {"effective": adapter}
+    if adapter:
+        manifest.adapter, manifest.in_domain = {"path": "adapter", "digest": "sha256:" + "d" * 64}, None
+    manifest.finished_at, manifest.wall_s, manifest.gpus = "2026-12-01T01:00:00Z", 60.5, 0
+    manifest.total_wall_s, manifest.gpu_hours, manifest.segments = 61.0, 0.0, 2
+    manifest.status = RunStatus.COMPLETED if adapter else RunStatus.NO_EFFECTIVE_UPDATE
+    manifest.reason = None if adapter else "no effective update"
+    return manifest
+
+
+@pytest.mark.parametrize("adapter", [True, False])
+def test_the_training_manifest_is_its_schema(adapter: bool, tmp_path: Path) -> None:
+    schema = _schema("taskpkg", "training-manifest-v1.schema.json")
+    manifest = _finished_manifest(adapter)
+    written = manifest.to_json()
+    assert ("in_domain" in written) == adapter and written["commit"] is None and "reason" in written
+    _valid(schema, json.loads(json.dumps(written)))
+    _held_to(schema, written)
+    assert {f.name for f in fields(TrainingManifest)} == set(schema["properties"])
+    manifest.write(tmp_path / "manifest.json")
+    assert TrainingManifest.read(tmp_path / "manifest.json") == replace(
+        manifest, reward_curve=[list(pair) for pair in manifest.reward_curve or []])
+    write_json_atomic(tmp_path / "as-a-dict.json", written, sort_keys=True)  # the bytes the dict writer gave
+    assert (tmp_path / "manifest.json").read_bytes() == (tmp_path / "as-a-dict.json").read_bytes()
+
+
+def test_a_partial_or_broken_manifest_reads_as_what_it_holds(tmp_path: Path) -> None:
+    (tmp_path / "m.json").write_text(json.dumps({"status": "stopped", "reason": "guard", "extra": 1}))
+    read = TrainingManifest.read(tmp_path / "m.json")
+    assert read is not None and read.status is RunStatus.STOPPED and read.reason == "guard" and read.steps is None
+    (tmp_path / "m.json").write_text("[1]")
+    assert TrainingManifest.read(tmp_path / "m.json") is None and TrainingManifest.read(tmp_path / "no.json") is None
+
+
+def test_the_job_status_file_is_its_schema(tmp_path: Path) -> None:
+    schema = _schema("launch", "job-status-v1.schema.json")
+    status = JobStatus(segments=[Segment("2026-12-01T00:00:00Z", 12.5), Segment("2026-12-01T01:00:00Z", 3.0)])
+    status.status, status.spec, status.restarts, status.started_at = RunnerStatus.RUNNING, "{}", 1, "t0"
+    status.phases["gate"] = PhaseRun(PhaseStatus.DONE, 4.0, 0)
+    status.phases["train"] = PhaseRun(PhaseStatus.STOPPED, 8.0, -1)
+    status.gpu_hours, status.updated_at = 0.0, "t1"
+    assert "reason" in status.to_json() and "finished_at" not in status.to_json()  # cleared at the start: null
+    status.status, status.reason, status.finished_at = RunnerStatus.STOPPED, "over its wall-clock ceiling", "t2"
+    written = status.to_json()
+    _valid(schema, json.loads(json.dumps(written)))
+    _held_to(schema, written)
+    phase = schema["$defs"]["phase"]
+    assert set(written["phases"]["train"]) == set(phase["properties"]) == set(phase["required"])
+    assert {f.name for f in fields(JobStatus)} == set(schema["properties"])
+    assert {f.name for f in fields(PhaseRun)} == set(schema["$defs"]["phase"]["properties"])
+    assert {f.name for f in fields(Segment)} == set(schema["$defs"]["segment"]["properties"])
+    status.write(tmp_path / "job.json")
+    assert JobStatus.read(tmp_path / "job.json") == status and status.wall_s == 15.5
+    assert RunnerStatus.STOPPED.job_state is JobState.FAILED and JobStatus().to_json() == {"phases": {}}
+    (tmp_path / "job.json").write_text(json.dumps({"phases": {"gate": {"status": "unknown"}}}))
+    assert JobStatus.read(tmp_path / "job.json") is None  # unreadable: the runner starts afresh, as before

@@ -23,10 +23,10 @@ def test_the_smoke_recipe_is_the_gpu_recipe_on_the_small_model(tmp_path: Path) -
     for vllm in (True, False):
         recipe = load_recipe(str(smoke.smoke_recipe(tmp_path, vllm)))
         gpu = load_recipe("qwen3-8b-grpo-lora")
-        assert recipe["model"]["base"] == "smollm2-135m" and recipe["model"]["dtype"] == "bfloat16"
-        assert recipe["lora"] == gpu["lora"] and recipe["precision"] == {"bf16": True, "gradient_checkpointing": True}
-        assert recipe["grpo"]["steps"] == 2 and recipe["grpo"]["num_generations"] == 8
-        assert recipe["generation"]["backend"] == ("vllm" if vllm else "transformers")
+        assert recipe.model.base == "smollm2-135m" and recipe.model.dtype == "bfloat16"
+        assert recipe.lora == gpu.lora and recipe.precision.bf16 and recipe.precision.gradient_checkpointing
+        assert recipe.grpo.steps == 2 and recipe.grpo.num_generations == 8
+        assert recipe.generation.backend == ("vllm" if vllm else "transformers")
 
 
 @pytest.mark.slow

@@ -382,6 +382,7 @@ def test_a_scored_job_whose_log_lost_its_results_says_so(tmp_path: Path, monkeyp
 # ----- the job's result -----------------------------------------------------------------------------------------
 def test_the_job_result_is_the_record_score_wrote_with_the_items_file_named_beside_it(tmp_path: Path) -> None:
     from launch.job_run import RESULT_FILE, JobPaths, JobRun
+    from launch.job_status import JobStatus, Segment
     from scoring.record import write_run
     from taskpkg.layouts import RESULTS_DIR, items_path, record_path
     from tests.support.scoring import paired_items, run_info
@@ -391,7 +392,7 @@ def test_the_job_result_is_the_record_score_wrote_with_the_items_file_named_besi
                         run_info("echo-word", items=32, resamples=200, commit=SHA))
     place = record_path(paths.score / RESULTS_DIR, "echo-word", written.run_id)
     runner = JobRun(spec(), paths, say=lambda line: None)
-    runner.status = {"phases": {}, "segments": [{"wall_s": 1.0}]}
+    runner.status = JobStatus(segments=[Segment(wall_s=1.0)])
     payload = runner._result()
     assert payload["record"] == json.loads(place.read_text())
     assert payload["items"] == json.loads(items_path(place).read_text())

@@ -49,9 +49,9 @@ def trained_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from training.warmup import warmed_base
 
     recipe = load_recipe("cpu-small")
-    base = warmed_base(small_model(), recipe["model"]["warmup"])
+    base = warmed_base(small_model(), recipe.model.warmup)
     run = tmp_path_factory.mktemp("run")
-    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base.path), lora_config(recipe["lora"]))
+    model = get_peft_model(AutoModelForCausalLM.from_pretrained(base.path), lora_config(recipe.lora))
     model.save_pretrained(run / "adapter")
     manifest = {"status": "completed", "commit": "a" * 40, "steps": 2, "gpu_hours": 0.0, "wall_s": 60.0,
                 "hardware": {"cpus": 2, "gpus": []}, "reward_curve": [[1, 0.25], [2, 0.5]],

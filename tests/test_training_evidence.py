@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from scoring.score_run import ScoringError, training_summary
+from taskpkg.run_manifest import TrainingManifest
 
 ROOT = Path(__file__).resolve().parent.parent
 FLAT = ROOT / "tests" / "fixtures" / "training" / "flat-reward"
@@ -92,9 +93,9 @@ def test_a_folder_the_preflight_refused_names_the_command_then_trains_anyway_kee
         prepare_output(out, resume=False, skip_preflight=False, rerun=rerun)
     overridden = prepare_output(out, resume=False, skip_preflight=True, rerun=rerun)  # no --resume needed
     assert overridden is not None and overridden["verdict"]["decision"] == "refuse"
-    manifest: dict = {}
+    manifest = TrainingManifest()
     assert preflight_gate(None, package, None, "", [], out, True, manifest, print, overridden) == ("completed", None)
-    assert manifest["preflight"] == {"skipped": True, "overridden": overridden}
+    assert manifest.preflight == {"skipped": True, "overridden": overridden}
     (out / "adapter").mkdir()  # a folder that trained is not a refused one: it needs --resume
     with pytest.raises(TrainingError, match="the folder is not empty; pass --resume"):
         prepare_output(out, resume=False, skip_preflight=True, rerun=rerun)

@@ -15,6 +15,7 @@ from agents.tools import TOOL_SCHEMAS, ToolSettings
 from sandbox.sandbox import Sandbox
 from taskpkg.loader import load_package
 from taskpkg.package import TaskPackage
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 from tests.support.packages import edit, make_valid_package
 from training.environment import ArenaEnvironment, RolloutPool, make_reward_function
 from training.evidence import closing_block, no_update_reason, update_evidence
@@ -103,9 +104,8 @@ def test_a_run_with_equal_rewards_everywhere_has_no_effective_update(tmp_path: P
         "none of the 8 LoRA-B tensors changed",
     ]
     assert no_update_reason(evidence).startswith("no effective update: no group of rollouts")
-    block = closing_block(
-        {"status": "no_effective_update", "reason": no_update_reason(evidence), "update_evidence": evidence}
-    )
+    block = closing_block(TrainingManifest(status=RunStatus.NO_EFFECTIVE_UPDATE, reason=no_update_reason(evidence),
+                                           update_evidence=evidence))
     assert "rewards: 8 judged, from 0.500 to 0.500 (mean 0.500)" in block
     assert "groups with signal: 0 of 2 (0%)" in block and "verdict: no_effective_update: no effective update" in block
 
@@ -118,7 +118,7 @@ def test_a_run_that_moved_has_evidence_and_a_nan_loss_does_not_count(tmp_path: P
     lora = {"lora_b_tensors": 4, "lora_b_changed": 4, "max_change": 0.003, "weights_finite": True}
     moved = update_evidence(log.lines, lora)
     assert moved["effective"] and moved["signal_tokens"] == 37 and moved["steps_with_gradient"] == 1
-    assert "verdict: trained" in closing_block({"status": "completed", "update_evidence": moved})
+    assert "verdict: trained" in closing_block(TrainingManifest(status=RunStatus.COMPLETED, update_evidence=moved))
     log.record([record("scored", 1.0), record("scored", 0.0)], [1.0, 0.0])
     log.write_step(2, {"loss": float("nan"), "grad_norm": float("nan")})
     assert log.loss_not_finite

@@ -16,14 +16,14 @@ GGUF_DIGEST = "sha256:b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea3737281
 
 def with_revision(name: str, revision: str) -> object:
     recipe = load_recipe(name)
-    return replace(recipe, data={**recipe.data, "model": {**recipe["model"], "revision": revision}})
+    return replace(recipe, data={**recipe.data, "model": {**recipe.data["model"], "revision": revision}})
 
 
 def test_every_shipped_recipe_pins_its_base() -> None:
     for name in recipe_names():
-        pin = load_recipe(name)["model"].get("revision")
+        pin = load_recipe(name).model.revision
         assert pin and pin != "unpinned", name
-    assert HUB_REVISION.match(load_recipe("qwen3-8b-grpo-lora")["model"]["revision"])
+    assert HUB_REVISION.match(load_recipe("qwen3-8b-grpo-lora").model.revision)
 
 
 def test_the_bundled_model_must_be_the_pinned_package_and_file(tmp_path: Path) -> None:

@@ -52,7 +52,7 @@ def test_the_cache_keys_on_the_package_and_the_model(tmp_path: Path, monkeypatch
     recipe = load_recipe("cpu-small")
     key = cache_key("sha256:aa", "sha256:model", recipe)
     assert key != cache_key("sha256:bb", "sha256:model", recipe) != cache_key("sha256:aa", "sha256:other", recipe)
-    fewer = replace(recipe, data={**recipe.data, "preflight": {**recipe["preflight"], "instances": 1}})
+    fewer = replace(recipe, data={**recipe.data, "preflight": {**recipe.data["preflight"], "instances": 1}})
     assert key != cache_key("sha256:aa", "sha256:model", fewer)
     monkeypatch.setenv("ARENA_PREFLIGHT_CACHE", str(tmp_path / "cache"))
     assert cached_report(key, tmp_path) is None

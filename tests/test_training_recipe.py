@@ -32,8 +32,8 @@ def write_recipe(tmp_path: Path, old: str, new: str, name: str = "cpu-small") ->
 def test_the_shipped_recipes_load_and_every_value_is_explicit() -> None:
     assert recipe_names() == ["cpu-first-look", "cpu-small", "qwen3-8b-grpo-lora"]
     small, large = load_recipe("cpu-small"), load_recipe("qwen3-8b-grpo-lora")
-    assert not small.on_gpu and large.on_gpu and large["generation"]["backend"] == "vllm"
-    assert large.gradient_accumulation_steps * large["grpo"]["micro_batch_size"] == 64
+    assert not small.on_gpu and large.on_gpu and large.generation.backend == "vllm"
+    assert large.gradient_accumulation_steps * large.grpo.micro_batch_size == 64
 
 
 @pytest.mark.parametrize(("old", "new", "said"), [
@@ -63,7 +63,7 @@ def test_unknown_recipes_are_refused_with_the_known_ones() -> None:
 def test_the_hash_follows_the_effective_recipe(tmp_path: Path) -> None:
     plain, overridden = load_recipe("cpu-small"), load_recipe("cpu-small", steps=9)
     assert plain.digest == load_recipe("cpu-small").digest != overridden.digest
-    assert overridden.overrides == {"grpo.steps": 9} and overridden["grpo"]["steps"] == 9
+    assert overridden.overrides == {"grpo.steps": 9} and overridden.grpo.steps == 9
     edited = load_recipe(str(write_recipe(tmp_path, "  beta: 0.0\n", "  beta: 0.01\n")))
     assert edited.digest != plain.digest
 
@@ -75,17 +75,16 @@ def test_the_gpu_recipe_becomes_trl_and_peft_configuration() -> None:
     arguments = grpo_arguments(recipe, Path("/tmp/out"), gpu=True)
     fields = {f.name for f in dataclasses.fields(GRPOConfig)}
     assert set(arguments) <= fields, set(arguments) - fields
-    grpo = recipe["grpo"]
     assert arguments["use_vllm"] and arguments["vllm_mode"] == "colocate" and arguments["vllm_enable_sleep_mode"]
     assert arguments["bf16"] and arguments["gradient_checkpointing"] and not arguments["use_cpu"]
-    assert arguments["num_generations"] == grpo["num_generations"] == 8
+    assert arguments["num_generations"] == recipe.grpo.num_generations == 8
     assert arguments["per_device_train_batch_size"] * arguments["gradient_accumulation_steps"] == 64
     assert arguments["chat_template_kwargs"] == {"enable_thinking": False}
     assert arguments["max_completion_length"] == 8192 and arguments["mask_truncated_completions"]
-    lora = lora_config(recipe["lora"])
+    lora = lora_config(recipe.lora)
     assert lora.r == 32 and lora.lora_alpha == 64 and set(lora.target_modules) == {
         "q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
-    small = lora_config(load_recipe("cpu-small")["lora"])
+    small = lora_config(load_recipe("cpu-small").lora)
     assert small.layers_to_transform == [26, 27, 28, 29]
 
 
@@ -121,6 +120,6 @@ def test_warmup_conversations_use_the_real_tools_and_tool_result_text() -> None:
 
 def test_the_first_look_is_cpu_small_cut_down_with_the_same_model_and_warmup() -> None:
     first, small = load_recipe("cpu-first-look"), load_recipe("cpu-small")
-    assert first["model"] == small["model"] and first["lora"] == small["lora"]  # the kept warm-up adapter fits both
-    assert first["grpo"]["steps"] == 1 and first["grpo"]["num_generations"] == small["grpo"]["num_generations"] == 4
-    assert first["grpo"]["max_completion_length"] < small["grpo"]["max_completion_length"]
+    assert first.model == small.model and first.lora == small.lora  # the kept warm-up adapter fits both
+    assert first.grpo.steps == 1 and first.grpo.num_generations == small.grpo.num_generations == 4
+    assert first.grpo.max_completion_length < small.grpo.max_completion_length

@@ -17,7 +17,7 @@ from training.recipe import load_recipe
 from training.warmup import ADAPTER_FILE, DESCRIPTION, kept_folder, verified_adapter, warmup_key
 
 ROOT = Path(__file__).resolve().parent.parent
-SETTINGS = load_recipe("cpu-small")["model"]["warmup"]
+SETTINGS = load_recipe("cpu-small").model.warmup
 
 
 def kept() -> tuple[Path, str]:

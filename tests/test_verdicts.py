@@ -14,6 +14,7 @@ from estimates.learnability import Decision
 from scoring.ranking import Unranked
 from scoring.statistics import Verdict as ScoreVerdict
 from scoring.statistics import verdict as interval_verdict
+from taskpkg.run_manifest import TrainingManifest
 from training.evidence import RunStatus, closing_block
 from validators.dynamic import Role
 from validators.report import CheckStatus, PackageReport, Report, TrialOutcome
@@ -48,8 +49,8 @@ def test_scoring_verdicts_keep_their_words() -> None:
 def test_how_a_training_run_ended_and_what_the_pre_flight_decided_keep_their_words() -> None:
     assert [s.value for s in RunStatus] == ["completed", "stopped", "no_effective_update"]
     assert [d.value for d in Decision] == ["refuse", "go", "inconclusive", "continue"]
-    assert closing_block({"status": RunStatus.COMPLETED}).endswith("verdict: trained")
-    assert closing_block({"status": "stopped", "reason": "guard"}).endswith("verdict: stopped: guard")
+    assert closing_block(TrainingManifest(status=RunStatus.COMPLETED)).endswith("verdict: trained")
+    assert closing_block(TrainingManifest(status=RunStatus.STOPPED, reason="guard")).endswith("verdict: stopped: guard")
 
 
 def test_check_reports_keep_their_words() -> None:

@@ -5,15 +5,10 @@ the weights stayed finite. A run without that evidence ends `no_effective_update
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 
-class RunStatus(StrEnum):
-    """How a training run ended: its manifest's `status`."""
-
-    COMPLETED = "completed"  # an adapter was written
-    STOPPED = "stopped"  # early: the pre-flight refused, or a guard stopped the rollouts
-    NO_EFFECTIVE_UPDATE = "no_effective_update"  # it trained, but nothing shows the policy moved: no adapter, unscored
+__all__ = ["RunStatus", "closing_block", "lora_change", "lora_snapshot", "no_update_reason", "update_evidence"]
 
 
 def lora_snapshot(model: object) -> dict:
@@ -97,9 +92,9 @@ def no_update_reason(evidence: dict) -> str:
     )
 
 
-def closing_block(manifest: dict) -> str:
+def closing_block(manifest: TrainingManifest) -> str:
     """The end of a run in one block: reward spread, the share of groups with signal, the update, the verdict."""
-    evidence = manifest.get("update_evidence")
+    evidence = manifest.update_evidence
     lines = ["run summary"]
     if evidence:
         rewards = evidence["rewards"]
@@ -120,7 +115,6 @@ def closing_block(manifest: dict) -> str:
             f"{evidence.get('lora_b_tensors', 0)} (largest change {evidence.get('max_change', 0.0):.3g}); "
             f"weights {'finite' if evidence.get('weights_finite', True) else 'NOT finite'}",
         ]
-    status = manifest.get("status")
-    ended = "trained" if status == RunStatus.COMPLETED else f"{status}: {manifest.get('reason')}"
+    ended = "trained" if manifest.status == RunStatus.COMPLETED else f"{manifest.status}: {manifest.reason}"
     lines.append("  verdict: " + ended)
     return "\n".join(lines)

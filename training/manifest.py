@@ -1,4 +1,5 @@
-"""The run manifest: everything needed to reproduce a training run and to judge what it cost."""
+"""What the run manifest (taskpkg.run_manifest.TrainingManifest) records of the machine and the run: library versions,
+hardware, digests, GPU-hours, times."""
 
 from __future__ import annotations
 

@@ -29,8 +29,8 @@ from sandbox.sandbox import EpisodeResult, Sandbox
 from taskpkg.atomic_files import write_json_atomic
 from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
 from taskpkg.package import TaskPackage
+from taskpkg.run_manifest import RunStatus, TrainingManifest
 from training.evaluate import Sample, chat_settings, open_backends, play, release
-from training.evidence import RunStatus
 from training.metrics import keep_transcripts
 from training.recipe import Recipe
 
@@ -183,29 +183,28 @@ def refusal(report: dict) -> str | None:
 
 
 def preflight_gate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
-                   out: Path, skip: bool, manifest: dict, say: object,
+                   out: Path, skip: bool, manifest: TrainingManifest, say: object,
                    overridden: dict | None = None) -> tuple[RunStatus, str | None]:
     """The pre-flight as the run's first phase: ("completed", None) to train, ("stopped", why) when it refuses.
     Skipped, it keeps on record the refusal it overrides (`overridden`), if this folder held one."""
     if skip:
-        manifest["preflight"] = {"skipped": True, **({"overridden": overridden} if overridden else {})}
+        manifest.preflight = {"skipped": True, **({"overridden": overridden} if overridden else {})}
         return RunStatus.COMPLETED, None
-    report = preflight(sandbox, package, recipe, base, manifest["package_digest"], manifest["base_model"]["revision"],
-                       instances, out, say)
-    manifest["preflight"] = {k: v for k, v in report.items() if k != "instances"} | {"line": one_line(report)}
+    report = preflight(sandbox, package, recipe, base, manifest.package_digest or "",
+                       (manifest.base_model or {})["revision"], instances, out, say)
+    manifest.preflight = {k: v for k, v in report.items() if k != "instances"} | {"line": one_line(report)}
     why = refusal(report)
     return (RunStatus.STOPPED, why) if why else (RunStatus.COMPLETED, None)
 
 
 def preflight_refusal(out: Path) -> dict | None:
     """The pre-flight of a run in `out` that the pre-flight stopped before any training (nothing else to keep)."""
-    try:
-        manifest = json.loads((out / MANIFEST_FILE).read_text())
-    except (OSError, ValueError):
+    manifest = TrainingManifest.read(out / MANIFEST_FILE)
+    if manifest is None:
         return None
-    report = manifest.get("preflight") or {}
+    report = manifest.preflight or {}
     trained = any((out / CHECKPOINTS_DIR).glob("checkpoint-*")) or (out / ADAPTER_DIR).exists()
     refused = (report.get("verdict") or {}).get("decision") == REFUSE
-    if manifest.get("status") == RunStatus.STOPPED and refused and not trained:
+    if manifest.status == RunStatus.STOPPED and refused and not trained:
         return report
     return None

@@ -221,10 +221,6 @@ class Recipe:
         grpo = self.grpo
         return grpo.prompts_per_step * grpo.num_generations // grpo.micro_batch_size
 
-    def __getitem__(self, key: str) -> Any:
-        """A section as the recipe file writes it (a mapping): what the manifest and the cache keys hold."""
-        return self.data[key]
-
 
 SECTIONS: dict[str, type] = {
     "hardware": Hardware, "model": ModelSettings, "lora": LoraSettings, "grpo": Grpo, "generation": Generation,

@@ -23,10 +23,10 @@ from pathlib import Path
 
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
 from sandbox.sandbox import Sandbox
-from taskpkg.atomic_files import write_json_atomic
 from taskpkg.digest import git_commit, tree_digest
 from taskpkg.layouts import ADAPTER_DIR, CHECKPOINTS_DIR, MANIFEST_FILE
 from taskpkg.package import TaskPackage
+from taskpkg.run_manifest import TrainingManifest
 from training.environment import RolloutPool
 from training.evaluate import chat_settings
 from training.evidence import RunStatus, lora_change, lora_snapshot, no_update_reason, update_evidence
@@ -39,8 +39,6 @@ from training.recipe import Recipe
 from training.segments import SegmentClock
 from training.trainer import build_trainer, latest_checkpoint
 from training.warmup import warmed_base
-
-MANIFEST_VERSION = 1
 
 
 class TrainingError(RuntimeError):
@@ -68,7 +66,7 @@ class TrainOutcome:
 
     status: RunStatus
     reason: str | None
-    manifest: dict
+    manifest: TrainingManifest
 
 
 def split_seeds(count: int, shuffle_seed: int, heldout: int) -> tuple[list[int], list[int]]:
@@ -167,18 +165,17 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
     train_instances, heldout = split_seeds(package.instance_count, recipe.seeds.shuffle_seed,
                                            recipe.seeds.heldout)
     base, base_info = base_model(recipe, say)
-    manifest = {
-        "manifest_version": MANIFEST_VERSION, "environment": package.name, "package_digest":
-        "sha256:" + tree_digest(package.root, frozenset({"__pycache__"})),
-        "commit": options.commit or git_commit(package.root),
-        "recipe": {"name": recipe.name, "source": recipe.source, "digest": recipe.digest,
-                   "overrides": recipe.overrides, "data": recipe.data},
-        "base_model": base_info, "seeds": {"shuffle_seed": recipe.seeds.shuffle_seed,
-                                           "train_instances": len(train_instances), "heldout": heldout},
-        "libraries": library_versions(), "hardware": hardware(), "started_at": started}
+    manifest = TrainingManifest(
+        environment=package.name, package_digest="sha256:" + tree_digest(package.root, frozenset({"__pycache__"})),
+        commit=options.commit or git_commit(package.root),
+        recipe={"name": recipe.name, "source": recipe.source, "digest": recipe.digest,
+                "overrides": recipe.overrides, "data": recipe.data},
+        base_model=base_info, seeds={"shuffle_seed": recipe.seeds.shuffle_seed,
+                                     "train_instances": len(train_instances), "heldout": heldout},
+        libraries=library_versions(), hardware=hardware(), started_at=started)
     with Sandbox() as sandbox, contextlib.closing(progress):
         try:
-            manifest["image"] = sandbox.image(package).tag
+            manifest.image = sandbox.image(package).tag
         except Exception as exc:  # BuildFailed: the package's image does not build
             raise TrainingError(f"{package.root}/environment/Dockerfile: the image does not build: {exc}; run "
                                 f"`arena check {package.root}`") from None
@@ -188,15 +185,15 @@ def train(package: TaskPackage, recipe: Recipe, options: TrainOptions,
             status, reason = _grpo(sandbox, package, recipe, base, train_instances, heldout, options, manifest,
                                    progress, gpus)
     clock.stop()
-    manifest.update({"finished_at": now_iso(), "wall_s": round(time.monotonic() - wall_started, 1), "gpus": gpus,
-                     "total_wall_s": clock.wall_s, "gpu_hours": clock.gpu_hours, "segments": len(clock.segments),
-                     "status": status, "reason": reason})
-    write_json_atomic(options.out / MANIFEST_FILE, manifest, sort_keys=True)
+    manifest.finished_at, manifest.wall_s, manifest.gpus = now_iso(), round(time.monotonic() - wall_started, 1), gpus
+    manifest.total_wall_s, manifest.gpu_hours, manifest.segments = clock.wall_s, clock.gpu_hours, len(clock.segments)
+    manifest.status, manifest.reason = status, reason
+    manifest.write(options.out / MANIFEST_FILE)
     return TrainOutcome(status, reason, manifest)
 
 
 def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, train_instances: list[int],
-          heldout: list[int], options: TrainOptions, manifest: dict, progress: Progress,
+          heldout: list[int], options: TrainOptions, manifest: TrainingManifest, progress: Progress,
           gpus: int) -> tuple[RunStatus, str | None]:
     out = options.out
     log = RunLog(out, recipe.transcripts.every_steps, recipe.transcripts.per_step, recipe.grpo.num_generations)
@@ -205,7 +202,7 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
         resumed_at = int(checkpoint.name.removeprefix("checkpoint-"))
         log.forget_after(resumed_at)
         progress.say(f"resuming from {checkpoint.name}")
-        manifest["resumed_from_step"] = resumed_at
+        manifest.resumed_from_step = resumed_at
     elif options.resume:
         log.forget_after(0)  # killed before its first checkpoint: it starts over, its earlier lines go
     chat = chat_settings(recipe, recipe.grpo.max_completion_length)
@@ -216,18 +213,16 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
         trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
     finally:
         pool.close()
-    manifest["steps"] = log.step
-    manifest["trainer_summary"] = log.summary
-    manifest["reward_curve"] = log.curve[-500:]
+    manifest.steps, manifest.trainer_summary, manifest.reward_curve = log.step, log.summary, log.curve[-500:]
     moved = lora_change(before, trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
-    evidence = manifest["update_evidence"] = update_evidence(log.lines, moved)
+    evidence = manifest.update_evidence = update_evidence(log.lines, moved)
     if log.stopped_because:
         return RunStatus.STOPPED, f"{log.stopped_because} (transcripts: {out / 'transcripts'})"
     if not evidence["effective"]:
         return RunStatus.NO_EFFECTIVE_UPDATE, no_update_reason(evidence)
     _save_adapter(trainer, out)
-    manifest["adapter"] = {"path": ADAPTER_DIR, "digest": folder_digest(out / ADAPTER_DIR)}
-    manifest["in_domain"] = in_domain_lift(sandbox, package, recipe, base, out, heldout, progress.say)
+    manifest.adapter = {"path": ADAPTER_DIR, "digest": folder_digest(out / ADAPTER_DIR)}
+    manifest.in_domain = in_domain_lift(sandbox, package, recipe, base, out, heldout, progress.say)
     return RunStatus.COMPLETED, None
 
 

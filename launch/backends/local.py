@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from launch.backends import RECOVERING, BackendError, BackendJob
-from launch.job_run import STATUS_FILE
+from launch.job_status import STATUS_FILE, JobStatus, RunnerStatus
 from launch.spec import JobSpec
 from launch.state import JobState
 from taskpkg.atomic_files import write_json_atomic, write_text_atomic
@@ -122,20 +122,19 @@ class LocalBackend:
 
     def _state(self, name: str, folder: Path) -> BackendJob:
         spec = JobSpec.from_json((folder / "spec.json").read_text())
-        status = _read_json(self.artifacts(spec) / STATUS_FILE)
-        restarts = int(status.get("restarts", 0) or 0)
-        spent = {"recoveries": restarts, "gpu_hours": float(status.get("gpu_hours", 0.0) or 0.0),
-                 "hours": round(sum(float(s.get("wall_s") or 0.0) for s in status.get("segments") or []) / 3600, 4)}
+        status = JobStatus.read(self.artifacts(spec) / STATUS_FILE) or JobStatus()
+        restarts = int(status.restarts or 0)
+        spent = {"recoveries": restarts, "gpu_hours": float(status.gpu_hours or 0.0),
+                 "hours": round(status.wall_s / 3600, 4)}
         if self._alive(folder):
-            state = JobState.RUNNING if status.get("status") == "running" else JobState.QUEUED
-            return BackendJob(name, name, state, status.get("reason"), **spent)
+            state = JobState.RUNNING if status.status == RunnerStatus.RUNNING else JobState.QUEUED
+            return BackendJob(name, name, state, status.reason, **spent)
         if (folder / "cancelled").exists():
             return BackendJob(name, name, JobState.CANCELLED, "cancelled", **spent)
-        ended = status.get("status")
-        if ended == "succeeded":
+        if status.status == RunnerStatus.SUCCEEDED:
             return BackendJob(name, name, JobState.SUCCEEDED, None, **spent)
-        if ended in ("failed", "stopped"):
-            return BackendJob(name, name, JobState.FAILED, status.get("reason"), **spent)
+        if status.status in (RunnerStatus.FAILED, RunnerStatus.STOPPED):
+            return BackendJob(name, name, status.status.job_state, status.reason, **spent)
         if restarts >= MAX_RECOVERIES:
             return BackendJob(name, name, JobState.FAILED, f"the job's process died {restarts + 1} times; not "
                               "restarted again", **spent)
