@@ -105,10 +105,12 @@ def chat_settings(profile: Profile, seed: int) -> ChatSettings:
                         max_episode_tokens=profile.max_episode_tokens)
 
 
-def base_cache_key(suite: Suite, items: Sequence[SuiteItem], base_revision: str, profile: Profile) -> str:
-    """What the base arm's results depend on."""
+def base_cache_key(suite: Suite, items: Sequence[SuiteItem], base_revision: str, profile: Profile,
+                   dtype: str) -> str:
+    """What the base arm's results depend on (`dtype`: the type the model runs in, which changes its replies)."""
     identity = {"suite": suite.name, "version": suite.version, "items": [i.id for i in items],
-                "base_revision": base_revision, "profile": asdict(profile), "harness": HARNESS_VERSION}
+                "base_revision": base_revision, "profile": asdict(profile), "harness": HARNESS_VERSION,
+                "dtype": dtype}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
 

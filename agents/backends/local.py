@@ -17,6 +17,7 @@ import threading
 from pathlib import Path
 
 from agents.backends import BackendError, Reply, Sampling, template_options
+from agents.backends.local_dtype import local_dtype
 from agents.backends.local_threads import use_cpu_threads
 from agents.parse import parse_reply
 
@@ -46,9 +47,12 @@ class LocalBackend:
         self.name = model_dir.name + (f"+{adapter_dir.name}" if adapter_dir else "")
         self._lock = threading.Lock()  # one generation at a time: the seed is global to torch
         try:
+            self.dtype = local_dtype(self.device)  # bfloat16 where the hardware computes it fast (local_dtype)
+        except ValueError as exc:
+            raise BackendError(str(exc)) from None
+        try:
             self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-            dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
-            model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(self.device)
+            model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, self.dtype)).to(self.device)
         except (OSError, ValueError) as exc:
             raise BackendError(f"{model_dir}: not a loadable transformers checkpoint: {exc}") from None
         if adapter_dir is not None:
