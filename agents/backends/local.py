@@ -4,7 +4,8 @@ A conversation's prompt grows by a reply and a tool result each turn, and begins
 tool schemas in every episode; re-encoding all of it every turn is most of a small model's time on a CPU (a
 2,000-token prompt costs several seconds, a 24-token reply about one). So the backend keeps the attention cache of
 its last few generations and starts the next one from the longest that its prompt begins with: only the new tokens
-are encoded. The replies are those of a full re-encoding up to float rounding.
+are encoded. The replies are those of a full re-encoding up to float rounding (which, in bfloat16 (local_dtype),
+flips a sampled token more often than in float32).
 
 torch, transformers and peft are imported here only (the `train` extra).
 """
