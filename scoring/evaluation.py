@@ -4,7 +4,8 @@ through the same chat harness as training (agents.chat), K samples each with fix
 - Each episode's outcome is appended to `episodes.jsonl` in the output folder as it finishes, so an interrupted run
   resumes without redoing finished episodes; no record is written until every episode of both arms is in.
 - The base arm's episodes are cached by (suite and its version, the items, base model revision, sampling settings,
-  harness version, K) under the score cache, and reused by every later submission scored the same way.
+  harness version, K, the type the model runs in) under the score cache, and reused by every later submission
+  scored the same way.
 - An episode whose verifier errors (or whose instance cannot be set up) is played again with the same seed, up to
   RETRIES more times. If it still errors: in the trained arm it scores 0 (a model that breaks the verifier on the
   items it would fail gains nothing over one that fails them); in the base arm the item cannot be scored fairly, so
@@ -105,10 +106,12 @@ def chat_settings(profile: Profile, seed: int) -> ChatSettings:
                         max_episode_tokens=profile.max_episode_tokens)
 
 
-def base_cache_key(suite: Suite, items: Sequence[SuiteItem], base_revision: str, profile: Profile) -> str:
-    """What the base arm's results depend on."""
+def base_cache_key(suite: Suite, items: Sequence[SuiteItem], base_revision: str, profile: Profile,
+                   dtype: str) -> str:
+    """What the base arm's results depend on (`dtype`: the type the model runs in, which changes its replies)."""
     identity = {"suite": suite.name, "version": suite.version, "items": [i.id for i in items],
-                "base_revision": base_revision, "profile": asdict(profile), "harness": HARNESS_VERSION}
+                "base_revision": base_revision, "profile": asdict(profile), "harness": HARNESS_VERSION,
+                "dtype": dtype}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
 
 

@@ -173,7 +173,8 @@ def score(package: TaskPackage, suite: Suite, options: ScoreOptions,
     items = selected_items(suite, options.profile)
     base_arm, trained_arm = _backends(options, base_path)
     contamination = _contamination(options, suite, package)
-    cache = EpisodeLog(score_cache() / f"base-{base_cache_key(suite, items, base_revision, options.profile)}.jsonl")
+    key = base_cache_key(suite, items, base_revision, options.profile, getattr(base_arm, "dtype", options.backend))
+    cache = EpisodeLog(score_cache() / f"base-{key}.jsonl")
     trained_log = EpisodeLog(options.out / "episodes.jsonl")
     total = 2 * len(items) * options.profile.samples
     progress = _Progress(total, say)

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 
+from agents.backends.local_dtype import default_dtype
 from estimates import binomial
 from estimates.groups import has_signal, judged, pass_at_k, pass_rate_estimate, passes
 from estimates.learnability import CONTINUE, REFUSE, SignalTest, judge
@@ -44,10 +45,15 @@ def cache_key(package_digest: str, base_revision: str, recipe: Recipe) -> str:
     grpo = recipe.grpo
     identity = {"version": VERSION, "package": package_digest, "model": base_revision,
                 "preflight": asdict(recipe.preflight), "episodes": asdict(recipe.episodes),
-                "generation": recipe.generation.backend,
+                "generation": recipe.generation.backend, "dtype": _dtype(recipe),
                 "sampling": {k: getattr(grpo, k) for k in ("num_generations", "temperature", "top_p",
                                                            "max_completion_length", "enable_thinking", "seed")}}
     return hashlib.sha256(json.dumps(identity, sort_keys=True).encode()).hexdigest()[:24]
+
+
+def _dtype(recipe: Recipe) -> str:
+    """The type the pre-flight's model runs in (vLLM: the engine's own choice)."""
+    return "vllm" if recipe.generation.backend == "vllm" else default_dtype()
 
 
 def preflight_cache() -> Path:

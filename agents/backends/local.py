@@ -4,7 +4,8 @@ A conversation's prompt grows by a reply and a tool result each turn, and begins
 tool schemas in every episode; re-encoding all of it every turn is most of a small model's time on a CPU (a
 2,000-token prompt costs several seconds, a 24-token reply about one). So the backend keeps the attention cache of
 its last few generations and starts the next one from the longest that its prompt begins with: only the new tokens
-are encoded. The replies are those of a full re-encoding up to float rounding.
+are encoded. The replies are those of a full re-encoding up to float rounding (which, in bfloat16 (local_dtype),
+flips a sampled token more often than in float32).
 
 torch, transformers and peft are imported here only (the `train` extra).
 """
@@ -17,6 +18,7 @@ import threading
 from pathlib import Path
 
 from agents.backends.contract import BackendError, Reply, Sampling, template_options
+from agents.backends.local_dtype import local_dtype
 from agents.backends.local_threads import use_cpu_threads
 from agents.parse import parse_reply
 
@@ -46,9 +48,12 @@ class LocalBackend:
         self.name = model_dir.name + (f"+{adapter_dir.name}" if adapter_dir else "")
         self._lock = threading.Lock()  # one generation at a time: the seed is global to torch
         try:
+            self.dtype = local_dtype(self.device)  # bfloat16 where the hardware computes it fast (local_dtype)
+        except ValueError as exc:
+            raise BackendError(str(exc)) from None
+        try:
             self.tokenizer = AutoTokenizer.from_pretrained(model_dir)
-            dtype = torch.bfloat16 if self.device == "cuda" else torch.float32
-            model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=dtype).to(self.device)
+            model = AutoModelForCausalLM.from_pretrained(model_dir, dtype=getattr(torch, self.dtype)).to(self.device)
         except (OSError, ValueError) as exc:
             raise BackendError(f"{model_dir}: not a loadable transformers checkpoint: {exc}") from None
         if adapter_dir is not None:
