@@ -13,6 +13,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.agent_interface import Agent
@@ -55,7 +56,8 @@ from validators.registry import Needs, check
 from validators.report import TrialOutcome
 
 DEFAULT_INSTANCES = 8  # the instances made: ARENA715 compares them all (the generator's output: no episode needed)
-ORACLE_INSTANCES = 4  # the oracle's, spread among them: its answers feed the answer probes and ARENA715's same_answer
+ORACLE_INSTANCES = 6  # the oracle's, spread among them: its answers feed the answer probes and ARENA715's same_answer
+# (4 lose the constant-answer catch of tests/fixtures/broken/arena716-constant-label: its rare label is on none of them)
 NOP_INSTANCES = 3  # the do-nothing floor is verified on the first of them
 MAX_WORKERS = 4
 SLOW_ORACLE_SHARE = 0.5
@@ -138,7 +140,8 @@ def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | N
                for name, factory in PROBES.items() if probes is None or name in probes]
     probed = oracled[:NOP_INSTANCES]
     if probes is None or READ_PROBE in probes:
-        trials += [PlannedTrial(ARENA711, Role.READ, i, lambda: read_agent(package, image_created)) for i in probed]
+        trials += [PlannedTrial(ARENA711, Role.READ, i, partial(read_agent, package, image_created, i == first))
+                   for i in probed]  # the image's own files are read on the first instance only
     if probes is None or STEER_PROBE in probes:
         used = names_used(package)  # here, once: the trials' threads must not parse at once
         trials += [PlannedTrial(ARENA712, Role.STEER, i, lambda: steer_agent(package, used), tuple(TRACE_COMMAND))
