@@ -13,7 +13,6 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
-from functools import partial
 
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.agent_interface import Agent
@@ -140,8 +139,7 @@ def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | N
                for name, factory in PROBES.items() if probes is None or name in probes]
     probed = oracled[:NOP_INSTANCES]
     if probes is None or READ_PROBE in probes:
-        trials += [PlannedTrial(ARENA711, Role.READ, i, partial(read_agent, package, image_created, i == first))
-                   for i in probed]  # the image's own files are read on the first instance only
+        trials += [PlannedTrial(ARENA711, Role.READ, i, lambda: read_agent(package, image_created)) for i in probed]
     if probes is None or STEER_PROBE in probes:
         used = names_used(package)  # here, once: the trials' threads must not parse at once
         trials += [PlannedTrial(ARENA712, Role.STEER, i, lambda: steer_agent(package, used), tuple(TRACE_COMMAND))

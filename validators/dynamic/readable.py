@@ -3,8 +3,7 @@
 On each sampled instance the probe, as the agent user, first runs the oracle to learn which files make the answer
 (every file it changed, anywhere the agent may write: their names, and for JSON and CSV their keys and header), then
 puts every one of them back as it was. It then reads every
-file it can outside /proc, /sys, /dev and its own files (on the first instance; on the others only those made or
-changed since the image was built, since the image's own are the same on every instance):
+file it can outside /proc, /sys, /dev and its own files:
 
 - answer candidates: a file of the same name as one of the oracle's, JSON with (at least) the same keys, or CSV with
   the same header, that is not the task's own (a path the prompt names, or a visible file in a folder holding one:
@@ -139,7 +138,7 @@ def packaged():
     return found
 
 
-debian = packaged() if spec["image_files"] else set()
+debian = packaged()
 output_names = {o["name"] for o in outputs}
 candidates, copies = {}, []
 for path in files("/"):
@@ -149,8 +148,6 @@ for path in files("/"):
         continue
     if not stat.S_ISREG(info.st_mode) or info.st_size > (1 << 20) or info.st_mtime >= started - 1:
         continue
-    if not spec["image_files"] and info.st_mtime <= spec["since"]:
-        continue  # the image's own files: the same on every instance, read on the first one
     if path in debian and info.st_mtime <= spec["since"] and os.path.basename(path) not in output_names:
         continue  # unchanged since the image was built, by a Debian package (JSON and CSV from them: none are answers)
     try:
@@ -248,14 +245,12 @@ def fingerprints(package: TaskPackage) -> list[dict]:
     return found
 
 
-def read_agent(package: TaskPackage, image_created: float, image_files: bool = True) -> ScriptedAgent:
-    """The probe's agent: the oracle's files and the script above, with what it needs to know. Without
-    `image_files` it reads only files made or changed since the image was built (the image's own are the same on every
-    instance: one instance's probe reads them)."""
+def read_agent(package: TaskPackage, image_created: float) -> ScriptedAgent:
+    """The probe's agent: the oracle's files and the script above, with what it needs to know."""
     oracle = oracle_agent(package)
     spec = {"workspace": WORKSPACE, "oracle": oracle.commands[0], "timeout": package.limits.oracle_timeout_s,
             "named": named_paths(package), "hidden": fingerprints(package), "since": image_created,
-            "k": SHINGLE_TOKENS, "share": NEAR_COPY_SHARE, "image_files": image_files}
+            "k": SHINGLE_TOKENS, "share": NEAR_COPY_SHARE}
     files = {**oracle.files, "read/spec.json": json.dumps(spec).encode(), "read/read.py": _READ.encode()}
     return ScriptedAgent("probe:read-answers", ["python3 /arena/read/read.py"],
                          package.limits.oracle_timeout_s + 120, files)
