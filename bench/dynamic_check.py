@@ -15,15 +15,15 @@ through the sandbox's channel, against docker-py's `exec_run` (the fair baseline
 command) and against a `docker exec` CLI process.
 
 Measured now (issue 21 item 8; ledger-reconciliation; `--rounds 2 --round-trips 5`; the 2-core machine shared with
-other workers): 42 trials, 8 instances made, the oracle on 6 of them. At load 6-7: 1.93x (rounds 1.34x and 2.52x:
-bare 15.0 s and 7.8 s, arena cold 20.0 s and 19.6 s), image cached 12.7 s. The code before (the oracle on all 8, the
-reading probe reading the image's files on each of its three instances), `--rounds 1` at load 2-4 shortly before:
-2.04x (bare 10.8 s, cold 22.0 s, image cached 12.9 s), 44 trials. The load moves the bare floor by 2x between rounds,
-so the gain (the oracle's share of summed trial seconds 34% -> 28%, the reading probe's 17% -> 13%) is within the
-noise of one window; the 1.5x target is still not met. The oracle on 4 instances was tried: the constant-answer
-probe then misses tests/fixtures/broken/arena716-constant-label (its rare label is on none of the four), so 6.
-What each trial kind cost in that run (summed trial seconds): oracle 28%, generator alone 3%, determinism 4%, the
-seven tamper probes 25%, reading 13%, steering 10%, the answer probes 17%, do-nothing 2%.
+other workers): 42 trials, 8 instances made, the oracle on 6 of them. At load 5-6: 2.18x (rounds 2.57x and 1.79x:
+bare 8.4 s and 8.6 s, arena cold 21.6 s and 15.4 s), image cached 8.8 s. The code before (the oracle on all 8),
+`--rounds 1` at load 2-4 the same afternoon: 2.04x (bare 10.8 s, cold 22.0 s, image cached 12.9 s), 44 trials. The
+rounds' spread (1.8-2.6x in one run) is wider than the gain (the oracle's share of summed trial seconds 34% -> 28%,
+the constant-answer probe's 7% -> 4%, the generator alone 3%), so no gain is shown within one window's noise; the 1.5x
+target is still not met. The oracle on 4 instances was tried: the constant-answer probe then misses
+tests/fixtures/broken/arena716-constant-label (its rare label is on none of the four), so 6. What each trial kind
+cost in that run (summed trial seconds): oracle 28%, generator alone 3%, determinism 4%, the seven tamper probes 27%,
+reading 14%, steering 11%, the answer probes 11%, do-nothing 2%.
 
 Measured before (44 trials on 8 oracle instances; the 2-core machine shared with five other workers; `--rounds 2
 --round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: this code
