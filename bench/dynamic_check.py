@@ -26,7 +26,7 @@ cost in that run (summed trial seconds): oracle 28%, generator alone 3%, determi
 reading 14%, steering 11%, the answer probes 11%, do-nothing 2%.
 
 Measured before (44 trials on 8 oracle instances; the 2-core machine shared with five other workers; `--rounds 2
---round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: this code
+--round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: the code then
 2.25x (2.17-2.34; bare 6.7 s, arena cold 15.1 s, image cached 9.2 s), main's code before it 2.56x (2.53-2.58; bare
 6.9 s, cold 17.6 s, image cached 11.3 s). Under load 9-10: 2.28x (2.22-2.34; bare 16.1 s, cold 36.8 s, image cached
 19.1 s); alternating with main's code at load 6-8 (`--rounds 1`, twice each): main 2.12x and 2.86x (image cached 22.2
