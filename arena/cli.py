@@ -111,8 +111,8 @@ def new(name: str, domain: str, into: Path) -> None:
 @click.option("--dynamic", "dynamic_required", is_flag=True,
               help="Fail with exit code 3 if no Docker engine answers, instead of skipping the dynamic checks.")
 @click.option("--instances", type=click.IntRange(1, 50), default=DEFAULT_INSTANCES, show_default=True,
-              help="Distinct instances the oracle is run on (the do-nothing agent on the first three); the answer "
-                   "probes submit its answers on them.")
+              help="Distinct instances made and compared (ARENA715); the oracle runs on six of them, spread among "
+                   "them (the do-nothing agent on its first three), and the answer probes submit its answers there.")
 @click.option("--no-cache", is_flag=True, envvar="ARENA_NO_CACHE",
               help="Run the dynamic checks even when nothing changed since the last run (env: ARENA_NO_CACHE=1).")
 @click.option("--format", "output_format", type=click.Choice(FORMATS), default="human", show_default=True,

@@ -1,7 +1,8 @@
 """Benchmark: `arena check` against the bare script peers' local harnesses run, on a bundled environment.
 
 The bare script uses the docker CLI for `docker build`, one oracle run and one verifier run in the same container
-(one trial). `arena check` runs the static checks, then every dynamic trial (the oracle on eight instances, doing
+(one trial, one instance made: instance 0). `arena check` runs the static checks, then every dynamic trial (eight
+instances made: the oracle on six of them, the generator alone on the other two for ARENA715's comparison; doing
 nothing on three, determinism, isolation, the tamper suite in fresh containers, reading and steering, and the answer
 probes). The oracle's container verifies its own final state and then, in turn, the instance's do-nothing and answer
 submissions on the instance as made (sandbox.batch_verification); the determinism, reading and steering trials are
@@ -13,8 +14,19 @@ reported, since a cold build's time varies with the package mirror. Also: one co
 through the sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same SDK, a new exec per
 command) and against a `docker exec` CLI process.
 
-Measured (issue 21 item 8; ledger-reconciliation, 44 trials on 8 oracle instances; the 2-core machine shared with
-five other workers; `--rounds 2 --round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: this code
+Measured now (issue 21 item 8; ledger-reconciliation; `--rounds 2 --round-trips 5`; the 2-core machine shared with
+other workers): 42 trials, 8 instances made, the oracle on 6 of them. At load 5-6: 2.18x (rounds 2.57x and 1.79x:
+bare 8.4 s and 8.6 s, arena cold 21.6 s and 15.4 s), image cached 8.8 s. The code before (the oracle on all 8),
+`--rounds 1` at load 2-4 the same afternoon: 2.04x (bare 10.8 s, cold 22.0 s, image cached 12.9 s), 44 trials. The
+rounds' spread (1.8-2.6x in one run) is wider than the gain (the oracle's share of summed trial seconds 34% -> 28%,
+the constant-answer probe's 7% -> 4%, the generator alone 3%), so no gain is shown within one window's noise; the 1.5x
+target is still not met. The oracle on 4 instances was tried: the constant-answer probe then misses
+tests/fixtures/broken/arena716-constant-label (its rare label is on none of the four), so 6. What each trial kind
+cost in that run (summed trial seconds): oracle 28%, generator alone 3%, determinism 4%, the seven tamper probes 27%,
+reading 14%, steering 11%, the answer probes 11%, do-nothing 2%.
+
+Measured before (44 trials on 8 oracle instances; the 2-core machine shared with five other workers; `--rounds 2
+--round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: the code then
 2.25x (2.17-2.34; bare 6.7 s, arena cold 15.1 s, image cached 9.2 s), main's code before it 2.56x (2.53-2.58; bare
 6.9 s, cold 17.6 s, image cached 11.3 s). Under load 9-10: 2.28x (2.22-2.34; bare 16.1 s, cold 36.8 s, image cached
 19.1 s); alternating with main's code at load 6-8 (`--rounds 1`, twice each): main 2.12x and 2.86x (image cached 22.2

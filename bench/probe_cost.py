@@ -2,13 +2,15 @@
 
 On a warm image, the dynamic checks run three times on the same package and instances: the core trials alone
 (oracle and do-nothing on each instance, determinism: the fairest baseline, since every probe reuses their shared
-instances), then with the reading probe, then with the steering probe. Each probe runs on every sampled instance.
+instances), then with the reading probe, then with the steering probe. Each probe runs on every sampled instance (with
+more than six instances sampled, the oracle and so the probes run on six of them).
 Printed per probe: its trials, their mean duration, the wall time it adds and that as a ratio of the core trials'.
 
     .venv/bin/python bench/probe_cost.py [--package environments/ledger-reconciliation] [--instances 3] [--rounds 2]
 
-Measured (`--rounds 1`, load 6 on 2 shared cores, ledger-reconciliation): core trials 2.6 s wall (oracle trial 1.63 s
-mean); read-answers 2.18 s a trial, adding 0.92x the core trials; steer-verifier 1.31 s a trial, adding 0.61x.
+Measured (`--rounds 1`, load 6 on 2 shared cores,
+ledger-reconciliation): core trials 2.6 s wall (oracle trial 1.63 s mean); read-answers 2.18 s a trial, adding 0.92x
+the core trials; steer-verifier 1.31 s a trial, adding 0.61x.
 """
 
 from __future__ import annotations

@@ -22,11 +22,11 @@ from sandbox.containers import Tracker, start_container
 from sandbox.engine import connect, labels, new_sandbox_id
 from sandbox.episode_session import EpisodeSession
 from sandbox.images import BuiltImage, ensure_image, image_tag
-from sandbox.instances import generate, root_channel, scenes_for
+from sandbox.instances import PromptValueMissing, SetupError, generate, root_channel, scenes_for
 from sandbox.layout import WORKSPACE
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState
 from sandbox.verification import record, verify_into
-from sandbox.workspace_files import WorkspaceFile
+from sandbox.workspace_files import WorkspaceFile, read_workspace
 from taskpkg.package import TaskPackage
 
 __all__ = ["EpisodeResult", "EpisodeSession", "InitialState", "Sandbox"]
@@ -145,6 +145,27 @@ class Sandbox:
             result.timings["verify_s"] = result.timings["total_s"] = one.seconds
             results.append(result)
         return results
+
+    def instance_only(self, package: TaskPackage, instance: int) -> EpisodeResult:
+        """Make one instance and read it back (its /workspace as initial_files, its prompt values), with no agent and
+        no verification: validation's comparison of instances. A failed setup is a setup_error, as in an episode."""
+        started = time.perf_counter()
+        result = EpisodeResult(package.name, instance, "generator", outcome=EpisodeOutcome.SCORED)
+        container = start_container(self.tracker, self.image(package).tag, package.limits, "instance", self.sandbox_id,
+                                    package.name)
+        try:
+            with root_channel(self.client, container) as root:
+                result.prompt_values = generate(root, package, instance)
+                scenes_for(package, result.prompt_values)
+                result.initial_files = read_workspace(container)
+        except SetupError as exc:
+            result.outcome, result.error = EpisodeOutcome.SETUP_ERROR, str(exc)
+            if isinstance(exc, PromptValueMissing):
+                result.unfilled = [u.key for u in package.unfilled(result.prompt_values)]
+        finally:
+            self.tracker.discard([container.id], [])
+            result.timings["total_s"] = time.perf_counter() - started
+        return result
 
     def initial_state(self, package: TaskPackage, instance: int) -> InitialState:
         """Make one instance and commit it, for episodes to start from (hand it back with release()).

@@ -81,12 +81,17 @@ def test_plan_spreads_the_answer_probes_over_three_instances() -> None:
 
 
 def test_a_default_check_has_twenty_trials_or_more_on_eight_instances() -> None:
+    """Eight instances made (ARENA715 compares them all), the oracle on six of them spread among them (the first and
+    the last), the generator alone on the other two; every answer probe on the oracle's instances."""
     package = load_package(BROKEN / "arena716-constant-label").package
     assert package is not None
     instances = pick_instances(package.instance_count, DEFAULT_INSTANCES)
     trials = plan(package, instances)
     assert len(instances) == 8 and len(trials) >= 20
-    assert len({t.instance for t in trials if t.role == "oracle"}) == 8
+    oracled = [t.instance for t in trials if t.role == "oracle"]
+    assert len(oracled) == 6 and oracled[0] == instances[0] and oracled[-1] == instances[-1]
+    assert sorted(oracled + [t.instance for t in trials if t.role == "instance"]) == instances
+    assert {t.instance for t in trials if t.role == "answer"} <= set(oracled)
 
 
 def test_workspace_files_go_into_a_container_and_come_back(engine: object) -> None:

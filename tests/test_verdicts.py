@@ -59,7 +59,7 @@ def test_check_reports_keep_their_words() -> None:
     assert data["verdict"] == "pass" and data["packages"][0]["verdict"] == "pass"
     assert data["packages"][0]["checks"][0]["status"] == "passed"
     assert CheckVerdict.of(False) is CheckVerdict.FAIL and f"{CheckVerdict.FAIL}" == "fail"
-    assert {r.value for r in Role} == {"oracle", "nop", "repeat", "probe", "read", "steer", "answer"}
+    assert {r.value for r in Role} == {"oracle", "nop", "repeat", "probe", "read", "steer", "answer", "instance"}
 
 
 def test_the_report_enums_are_the_schemas_enums() -> None:

@@ -35,6 +35,7 @@ from taskpkg.rules.dynamic import (
     ARENA709,
     ARENA711,
     ARENA712,
+    ARENA715,
 )
 from taskpkg.rules.infrastructure import ARENA901
 from validators.dynamic.answer_probes import (
@@ -53,7 +54,9 @@ from validators.dynamic.steering import TRACE_COMMAND, judge_steering, names_use
 from validators.registry import Needs, check
 from validators.report import TrialOutcome
 
-DEFAULT_INSTANCES = 8  # the oracle's; ARENA715 compares them all, the constant-answer probe is scored on them all
+DEFAULT_INSTANCES = 8  # the instances made: ARENA715 compares them all (the generator's output: no episode needed)
+ORACLE_INSTANCES = 6  # the oracle's, spread among them: its answers feed the answer probes and ARENA715's same_answer
+# (4 lose the constant-answer catch of tests/fixtures/broken/arena716-constant-label: its rare label is on none of them)
 NOP_INSTANCES = 3  # the do-nothing floor is verified on the first of them
 MAX_WORKERS = 4
 SLOW_ORACLE_SHARE = 0.5
@@ -72,6 +75,7 @@ class Role(StrEnum):
     READ = "read"  # reads what the package leaves readable for the answers
     STEER = "steer"  # the verifier run traced, to see what steers it
     ANSWER = "answer"  # an answer probe's submission, verified on a shared instance
+    INSTANCE = "instance"  # the generator alone (no agent, no verification): one more instance for ARENA715
 
 
 VERIFIED_TOGETHER = (Role.NOP, Role.ANSWER)  # roles that verify an instance's initial state: one unit per instance
@@ -111,18 +115,29 @@ def pick_instances(count: int, wanted: int) -> list[int]:
     return sorted({round(i * (count - 1) / (wanted - 1)) for i in range(min(wanted, count))})
 
 
+def oracle_instances(instances: list[int]) -> list[int]:
+    """The instances the oracle runs on: ORACLE_INSTANCES of the sampled ones, spread over them (the first and last
+    among them), or all of them when there are no more."""
+    if len(instances) <= ORACLE_INSTANCES:
+        return list(instances)
+    return [instances[i] for i in pick_instances(len(instances), ORACLE_INSTANCES)]
+
+
 def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | None = None,
          image_created: float = 0.0) -> list[PlannedTrial]:
     """Every trial of the dynamic checks (all probes, tamper, reading, steering and answer, unless named), in the order
-    they are reported. The tamper probes run on the first instance; the reading and steering probes (which run the
-    oracle) on the first three; the answer trials come last: they wait for every oracle trial."""
-    first = instances[0]
-    trials = [PlannedTrial(ARENA702, Role.ORACLE, i, lambda: oracle_agent(package)) for i in instances]
-    trials += [PlannedTrial(ARENA703, Role.NOP, i, nop_agent) for i in instances[:NOP_INSTANCES]]
+    they are reported. The oracle runs on oracle_instances(instances); the others are only made (the generator alone)
+    for ARENA715's comparison. The tamper probes run on the first instance; the reading and steering probes (which run
+    the oracle) on the oracle's first three; the answer trials come last: they wait for every oracle trial."""
+    oracled = oracle_instances(instances)
+    first = oracled[0]
+    trials = [PlannedTrial(ARENA702, Role.ORACLE, i, lambda: oracle_agent(package)) for i in oracled]
+    trials += [PlannedTrial(ARENA715, Role.INSTANCE, i, nop_agent) for i in instances if i not in oracled]
+    trials += [PlannedTrial(ARENA703, Role.NOP, i, nop_agent) for i in oracled[:NOP_INSTANCES]]
     trials.append(PlannedTrial(ARENA704, Role.REPEAT, first, lambda: oracle_agent(package)))
     trials += [PlannedTrial(ARENA705 if name == "reach-network" else ARENA707, Role.PROBE, first, factory)
                for name, factory in PROBES.items() if probes is None or name in probes]
-    probed = instances[:NOP_INSTANCES]
+    probed = oracled[:NOP_INSTANCES]
     if probes is None or READ_PROBE in probes:
         trials += [PlannedTrial(ARENA711, Role.READ, i, lambda: read_agent(package, image_created)) for i in probed]
     if probes is None or STEER_PROBE in probes:
@@ -130,7 +145,7 @@ def plan(package: TaskPackage, instances: list[int], probes: tuple[str, ...] | N
         trials += [PlannedTrial(ARENA712, Role.STEER, i, lambda: steer_agent(package, used), tuple(TRACE_COMMAND))
                    for i in probed]
     trials += [PlannedTrial(t.rule, Role.ANSWER, t.instance, nop_agent, answer=t)
-               for t in plan_answer_trials(instances, probes)]
+               for t in plan_answer_trials(oracled, probes)]
     return trials
 
 
@@ -248,6 +263,8 @@ class _TrialRunner:
         """One trial's episode."""
         if trial.role == Role.ORACLE:
             result = self._run_sharing(trial)
+        elif trial.role == Role.INSTANCE:
+            result = self.sandbox.instance_only(self.package, trial.instance)
         elif trial.role == Role.REPEAT:
             result = self.sandbox.run_episode(self.package, trial.instance, trial.make_agent(), keep_files=True,
                                               verify_in_place=True)
@@ -377,7 +394,7 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
         found += judge_reading(package, result, NOP_FLOOR)
     elif trial.role == Role.STEER:
         found += judge_steering(result)
-    elif trial.role == Role.ANSWER:
+    elif trial.role in (Role.ANSWER, Role.INSTANCE):
         pass  # judged together: _judge_answers
     elif result.reward is not None and result.reward > NOP_FLOOR:
         scored = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
@@ -432,7 +449,8 @@ def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: l
     answer trials' records get what each submitted, and the ones a finding rests on are marked failed."""
     oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == Role.ORACLE}
     repeat = next((r for t, r in zip(planned, results, strict=True) if t.role == Role.REPEAT), None)
-    found = distinctness_findings(package, oracle_runs, repeat, runner.answers or Answers(oracle_runs))
+    made = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == Role.INSTANCE}
+    found = distinctness_findings(package, oracle_runs, repeat, runner.answers or Answers(oracle_runs), made)
     pairs = [(i, t.answer) for i, t in enumerate(planned) if t.answer is not None]
     if not pairs:
         return found

@@ -208,8 +208,10 @@ def constant_summary(trials: list[AnswerTrial], results: list[EpisodeResult], no
 
 @check(ARENA715, needs=Needs.ENGINE)
 def distinctness_findings(package: TaskPackage, oracle_runs: dict[int, EpisodeResult],
-                          repeat: EpisodeResult | None, answers: Answers) -> list[Diagnostic]:
-    """ARENA715: one instance made twice is the same, the sampled instances differ, their answers are not all equal."""
+                          repeat: EpisodeResult | None, answers: Answers,
+                          generated: dict[int, EpisodeResult] | None = None) -> list[Diagnostic]:
+    """ARENA715: one instance made twice is the same, the sampled instances (the oracle's, and those only `generated`)
+    differ, the oracle's answers are not all equal."""
     found = []
     generator = package.generator
     first = oracle_runs.get(repeat.instance) if repeat else None
@@ -217,7 +219,7 @@ def distinctness_findings(package: TaskPackage, oracle_runs: dict[int, EpisodeRe
         what = _difference(first, repeat)
         if what:
             found.append(ARENA715.found(generator, case="irreproducible", instance=repeat.instance, what=what))
-    made = {i: r for i, r in sorted(oracle_runs.items())
+    made = {i: r for i, r in sorted({**(generated or {}), **oracle_runs}.items())
             if r.outcome != EpisodeOutcome.SETUP_ERROR and r.initial_files is not None}
     seen: dict[str, int] = {}
     for instance, run in made.items():
@@ -228,7 +230,7 @@ def distinctness_findings(package: TaskPackage, oracle_runs: dict[int, EpisodeRe
             return found
         seen[key] = instance
     known = answers.by_instance
-    if len(known) > 1 and len(known) == len(made):
+    if len(known) > 1 and len(known) == len(made.keys() & oracle_runs.keys()):
         listed = list(known.values())
         if all(same_answer(listed[0], other) for other in listed[1:]):
             found.append(ARENA715.found(generator, case="same_answer", count=len(known),
