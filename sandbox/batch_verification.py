@@ -25,6 +25,7 @@ from docker.models.containers import Container
 
 from sandbox.channel import Channel, ChannelClosed, CommandResult, script_source
 from sandbox.containers import Tracker, start_container
+from sandbox.engine import overlay_folders
 from sandbox.reward import Reward, VerifierError
 from sandbox.verification import (
     MAX_LOADER_STDOUT,
@@ -137,9 +138,9 @@ class ContainerVerifier:
         layer where the engine keeps it here (overlay2, readable); None when it cannot be read (reset looks then)."""
         assert self.container is not None
         if self._upper is None:
-            driver = self.tracker.client.api.inspect_container(self.container.id).get("GraphDriver") or {}
-            upper = (driver.get("Data") or {}).get("UpperDir") if driver.get("Name") == "overlay2" else None
-            self._upper = Path(upper) if upper and _local_engine() and os.access(upper, os.R_OK | os.X_OK) else False
+            folders = overlay_folders(self.tracker.client.api.inspect_container(self.container.id))
+            upper = folders[0] if folders else None
+            self._upper = upper if upper and os.access(upper, os.R_OK | os.X_OK) else False
         if self._upper is False:
             return None
         try:
@@ -199,10 +200,6 @@ class ContainerVerifier:
 
 def _join(folder: str, name: str) -> str:
     return f"{folder.rstrip('/')}/{name}"
-
-
-def _local_engine() -> bool:
-    return os.environ.get("DOCKER_HOST", "unix://").startswith("unix://")
 
 
 def _write_scripts(root: Channel) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import uuid
+from pathlib import Path
+from typing import Any
 
 import docker
 from docker.errors import DockerException
@@ -58,3 +60,16 @@ def labels(kind: str, sandbox_id: str, package: str = "") -> dict[str, str]:
     if os.environ.get(OWNER_VARIABLE):
         found[LABEL_OWNER] = os.environ[OWNER_VARIABLE]
     return found
+
+
+def overlay_folders(inspected: dict[str, Any]) -> list[Path] | None:
+    """An inspected image's or container's overlay2 folders, its own layer first, where the engine runs on this
+    machine (a local socket) and keeps them so: files can then be read from the host, not through the engine's
+    archives. None otherwise; whether each folder can be read is the caller's to check."""
+    if not os.environ.get("DOCKER_HOST", "unix://").startswith("unix://"):
+        return None
+    driver = inspected.get("GraphDriver") or {}
+    data = driver.get("Data") or {}
+    if driver.get("Name") != "overlay2" or not data.get("UpperDir"):
+        return None
+    return [Path(data["UpperDir"]), *(Path(f) for f in (data.get("LowerDir") or "").split(":") if f)]

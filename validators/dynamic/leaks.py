@@ -13,6 +13,7 @@ from pathlib import Path
 
 import docker
 
+from sandbox.engine import overlay_folders
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.package import TaskPackage
 from taskpkg.rules.dynamic import ARENA706
@@ -63,15 +64,9 @@ def scan_image(client: docker.DockerClient, tag: str, package: TaskPackage,
 
 def _layer_folders(client: docker.DockerClient, tag: str) -> list[Path] | None:
     """The image's overlay2 layer folders, when the engine is local and every one of them can be read here."""
-    if not os.environ.get("DOCKER_HOST", "unix://").startswith("unix://"):
-        return None
     image = client.api.inspect_image(tag)
-    driver = image.get("GraphDriver") or {}
-    data = driver.get("Data") or {}
-    if driver.get("Name") != "overlay2" or not data.get("UpperDir"):
-        return None
-    folders = [Path(data["UpperDir"]), *(Path(f) for f in (data.get("LowerDir") or "").split(":") if f)]
-    if len(folders) != len(image.get("RootFS", {}).get("Layers", [])):
+    folders = overlay_folders(image)
+    if folders is None or len(folders) != len(image.get("RootFS", {}).get("Layers", [])):
         return None
     if not all(folder.is_dir() and os.access(folder, os.R_OK | os.X_OK) for folder in folders):
         return None
