@@ -158,3 +158,22 @@ def test_near_copy_in_the_image_is_shown_with_its_match(sandbox: Sandbox, tmp_pa
     assert finding.check_id == "ARENA711" and finding.file == "verifier.py"
     assert "/opt/tools/check_copy.py (in the image) is a near-copy of verifier.py" in finding.message
     assert "Score the final state" in finding.message  # the match is shown
+
+
+@pytest.mark.engine
+def test_a_generators_copy_is_made_at_instance_time_whatever_its_modification_time(sandbox: Sandbox,
+                                                                                     tmp_path: Path) -> None:
+    """Whether a file was made at instance time is read from its change time: a copy the generator backdates to
+    before the image (as a whole-second snapshot time can also read) is still its own, not an image file's."""
+    name = "arena711-generator-copies-itself"
+    package = shutil.copytree(BROKEN / name, tmp_path / name)
+    generator = package / "instance" / "generate.py"
+    copy_line = '    shutil.copyfile(__file__, workspace / ".generate.py")\n'
+    assert copy_line in generator.read_text()
+    generator.write_text(generator.read_text().replace(
+        copy_line, copy_line + '    os.utime(workspace / ".generate.py", (1_000_000_000, 1_000_000_000))\n'))
+    loaded = load_package(package)
+    assert loaded.package is not None
+    result = run_dynamic_checks(loaded.package, sandbox, instances=1, probes=(READ_PROBE,))
+    messages = [d.message for d in result.diagnostics if d.check_id == "ARENA711"]
+    assert messages and all("(made at instance time)" in m for m in messages), messages

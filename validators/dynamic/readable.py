@@ -146,7 +146,10 @@ for path in files("/"):
         info = os.lstat(path)
     except OSError:
         continue
-    if not stat.S_ISREG(info.st_mode) or info.st_size > (1 << 20) or info.st_mtime >= started - 1:
+    # Newer than the probe's start: written during it (what the oracle made is gone, what it changed put back with
+    # its old time). No margin below the start: an instance committed to a snapshot keeps whole-second times, so a
+    # file the generator wrote in the second before the probe started reads as older than the start, not newer.
+    if not stat.S_ISREG(info.st_mode) or info.st_size > (1 << 20) or info.st_mtime >= started:
         continue
     if path in debian and info.st_mtime <= spec["since"] and os.path.basename(path) not in output_names:
         continue  # unchanged since the image was built, by a Debian package (JSON and CSV from them: none are answers)
@@ -155,7 +158,11 @@ for path in files("/"):
             data = handle.read()
     except OSError:
         continue  # not readable by the agent
-    instance_time = info.st_mtime > spec["since"]
+    # Made at instance time: its inode changed after the image was made. The change time, not the modification time:
+    # a snapshot keeps whole-second modification times (a file the generator wrote in the second the image was made
+    # reads as older than the image) and a generator can set them, while the change time is when the instance's layer
+    # was unpacked, to the nanosecond, and no process in the container can set it.
+    instance_time = info.st_ctime > spec["since"]
     if not given(path):
         for output in outputs:
             rank = None
