@@ -21,6 +21,7 @@ from arena.interop_commands import export_command, import_command
 from arena.repo_commands import changed_command, site_group
 from arena.show_command import show_command
 from sandbox.engine import EngineUnavailable
+from taskpkg.check_report import Report, report_schema
 from taskpkg.discover import display_path, find_packages
 from taskpkg.domains import DOMAINS
 from taskpkg.scaffold import ScaffoldError, scaffold
@@ -29,7 +30,6 @@ from validators.checking import check_packages
 from validators.dynamic import DEFAULT_INSTANCES
 from validators.render_github import render_github
 from validators.render_human import render_human
-from validators.report import Report, report_schema
 from validators.static import run_static_checks
 from validators.static.lint import LintUnavailable, fix_package
 

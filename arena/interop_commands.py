@@ -13,11 +13,11 @@ from arena.exit_codes import EPILOG, ExitCode
 from sandbox.engine import engine_available
 from sandbox.instances import SetupError
 from sandbox.sandbox import Sandbox
+from taskpkg.check_report import Report
 from taskpkg.discover import display_path
 from taskpkg.domains import DOMAINS
 from taskpkg.package import TaskPackage
 from validators.render_human import render_human
-from validators.report import Report
 from validators.static import run_static_checks
 
 if TYPE_CHECKING:

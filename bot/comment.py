@@ -18,8 +18,8 @@ from urllib.parse import quote
 
 from bot.markers import MARKER
 from bot.sticky import StickyState
+from taskpkg.check_report import PackageReport, Report
 from taskpkg.diagnostics import Diagnostic, Severity
-from validators.report import PackageReport, Report
 
 LIMIT = 65_536
 BUDGET = 60_000  # leaves room for the fixed parts of a body

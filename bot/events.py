@@ -28,8 +28,8 @@ from bot.comment import Context, inline
 from bot.facts import Config, Fact, Facts, Pull
 from bot.sticky import LABEL_CAP, StickyState, Verdict
 from taskpkg.changes import classify_changes
+from taskpkg.check_report import PackageReport
 from taskpkg.diagnostics import Severity
-from validators.report import PackageReport
 
 PR_EVENTS = ("pull_request", "pull_request_target")
 PR_ACTIONS = ("opened", "reopened", "synchronize", "edited")

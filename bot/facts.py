@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from launch.state import JobRecord
-    from validators.report import Report
+    from taskpkg.check_report import Report
 
 
 @dataclass(frozen=True)

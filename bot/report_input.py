@@ -2,8 +2,9 @@
 
 The artifact is what `actions/download-artifact` left in ARENA_REPORT_DIR: a folder holding report.json, a zip
 holding it, or the file itself. Anything else (too big, a link, an absolute or `..` member, not UTF-8 JSON, not the
-report schema, a verdict that contradicts its own findings) raises ReportError with a reason fit for a PR comment.
-`read_report` is the one call the bot makes: artifact in, a typed `validators.report.Report` out.
+report schema, a verdict that contradicts its own findings: taskpkg.check_report.read_check_report) raises
+ReportError with a reason fit for a PR comment. `read_report` is the one call the bot makes: artifact in, a typed
+`taskpkg.check_report.Report` out.
 """
 
 from __future__ import annotations
@@ -12,14 +13,10 @@ import json
 import os
 import stat
 import zipfile
-from functools import cache
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import best_match
-
-from validators.report import Report, report_schema
+from taskpkg.check_report import Report, ReportFormatError, read_check_report
 
 REPORT_NAME = "report.json"
 MAX_BYTES = 5 * 1024 * 1024
@@ -30,66 +27,57 @@ class ReportError(Exception):
     """The report cannot be used; the message says why, in words for the PR."""
 
 
-@cache
-def _validator() -> Draft202012Validator:
-    return Draft202012Validator(report_schema())
-
-
 def load_report(location: str | os.PathLike[str] | None) -> dict[str, Any]:
-    """The validated report found at location (a folder, a .zip or report.json)."""
+    """The validated report JSON found at location (a folder, a .zip or report.json)."""
+    return parse_report(_artifact_bytes(location))
+
+
+def read_report(location: str | os.PathLike[str] | None) -> Report:
+    """The trust boundary for the validation report: the artifact at location, bounded, decoded and validated, as
+    the typed Report the bot renders its verdict from."""
+    return _typed(_decode(_artifact_bytes(location)))
+
+
+def parse_report(data: bytes) -> dict[str, Any]:
+    """Decode, schema-validate and cross-check report bytes."""
+    report = _decode(data)
+    _typed(report)
+    return report
+
+
+def _artifact_bytes(location: str | os.PathLike[str] | None) -> bytes:
     if not location:
         raise ReportError("no report artifact was downloaded (the validation run may have stopped before writing it)")
     path = Path(location)
     if path.is_symlink():
         raise ReportError("the report artifact is a symbolic link")
     if path.is_dir():
-        data = _from_folder(path)
-    elif path.is_file() and zipfile.is_zipfile(path):
-        data = _from_zip(path)
-    elif path.is_file():
-        data = _read_bounded(path)
-    else:
-        raise ReportError("no report artifact was downloaded (the validation run may have stopped before writing it)")
-    return parse_report(data)
+        return _from_folder(path)
+    if path.is_file() and zipfile.is_zipfile(path):
+        return _from_zip(path)
+    if path.is_file():
+        return _read_bounded(path)
+    raise ReportError("no report artifact was downloaded (the validation run may have stopped before writing it)")
 
 
-def read_report(location: str | os.PathLike[str] | None) -> Report:
-    """The trust boundary for the validation report: the artifact at location, validated (load_report), as the
-    typed Report the bot renders its verdict from."""
-    data = load_report(location)
-    try:
-        return Report.from_dict(data)
-    except ValueError:
-        raise ReportError(f"the report's started_at {str(data['started_at'])[:40]!r} is not an ISO 8601 time") from None
-
-
-def parse_report(data: bytes) -> dict[str, Any]:
-    """Decode, schema-validate and cross-check report bytes."""
+def _decode(data: bytes) -> Any:
     if len(data) > MAX_BYTES:
         raise ReportError(f"the report is larger than {MAX_BYTES // (1024 * 1024)} MiB")
     try:
-        report: dict[str, Any] = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
+        return json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except (UnicodeDecodeError, ValueError, RecursionError) as exc:
         raise ReportError(f"the report is not valid UTF-8 JSON ({type(exc).__name__})") from None
-    error = best_match(_validator().iter_errors(report))
-    if error is not None:
-        where = "/".join(str(p) for p in error.absolute_path) or "the top level"
-        raise ReportError(f"the report does not match report schema v1 at {where}: {error.message[:200]}")
-    _check_consistent(report)
-    return report
+
+
+def _typed(report: object) -> Report:
+    try:
+        return read_check_report(report)
+    except ReportFormatError as exc:
+        raise ReportError(f"the report does not match report schema v1 at {exc.where}: {exc.problem}") from None
 
 
 def _reject_constant(name: str) -> None:
     raise ValueError(f"{name} is not JSON")
-
-
-def _check_consistent(report: dict[str, Any]) -> None:
-    for package in report["packages"]:
-        errors = sum(d["severity"] == "error" for d in package["diagnostics"])
-        if package["counts"]["error"] != errors or package["verdict"] != ("fail" if errors else "pass"):
-            raise ReportError(f"the report contradicts itself about {package['path'][:100]!r}")
-    if report["verdict"] != ("pass" if all(p["verdict"] == "pass" for p in report["packages"]) else "fail"):
-        raise ReportError("the report's verdict contradicts its packages")
 
 
 def _from_folder(folder: Path) -> bytes:

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 from bot.comment import LIMIT, Context, inline, neutralise, verdict_body
 from bot.markers import MARKER
 from bot.sticky import StickyState, parse_state
+from taskpkg.check_report import PackageReport, Report
 from tests.support.github_standin import fake_sha
-from validators.report import PackageReport, Report
 
 HEAD = fake_sha(1)
 CTX = Context("https://github.com", "arena-org/arena", HEAD, "attacker:branch", "sample-task",

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
+from taskpkg.check_report import PackageReport, Report
 from taskpkg.rules import RULES, Category, ids
 from taskpkg.rules.dynamic import ARENA709
 from taskpkg.rules.infrastructure import ARENA700, ARENA901
 from tests.support.packages import make_valid_package
 from validators.checking import check_packages
-from validators.report import PackageReport, Report
 
 
 @pytest.fixture

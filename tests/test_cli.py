@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from jsonschema import Draft202012Validator
 
+from taskpkg.check_report import report_schema
 from taskpkg.rules import RULES
 from taskpkg.rules.render import BEGIN, END, table_markdown
 from tests.support.packages import fill_in
-from validators.report import report_schema
 
 ARENA = shutil.which("arena", path=str(Path(sys.executable).parent)) or "arena"
 

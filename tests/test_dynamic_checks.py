@@ -14,13 +14,13 @@ from agents.scripted import ScriptedAgent
 from sandbox import containers
 from sandbox.agent_interface import Action, Observation
 from sandbox.sandbox import Sandbox
+from taskpkg.check_report import PackageReport, Report
 from taskpkg.loader import load_package
 from taskpkg.rules import RULES, Category, Rule
 from tests.support.packages import edit, make_valid_package
 from validators.dynamic import DYNAMIC_IDS, run_dynamic_checks
 from validators.dynamic.leaks import _layer_folders, scan_image
 from validators.dynamic.probes import PROBES
-from validators.report import PackageReport, Report
 
 
 @pytest.fixture(scope="module")

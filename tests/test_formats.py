@@ -19,12 +19,12 @@ from scoring.items import ItemScores
 from scoring.record import build_items, build_run
 from scoring.results import parse_record
 from taskpkg.atomic_files import write_json_atomic
+from taskpkg.check_report import PackageReport, Report, report_schema
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.rules.dynamic import ARENA702
 from taskpkg.run_manifest import RunStatus, TrainingManifest
 from tests.support.scoring import paired_items, run_info
 from training.recipe import SECTIONS, Generation, Vllm, load_recipe, recipe_names, recipe_schema
-from validators.report import PackageReport, Report, report_schema
 
 WHEN = datetime(2026, 12, 1, tzinfo=UTC)
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from taskpkg.check_report import PackageReport, Report
 from taskpkg.rules.dynamic import ARENA702
 from validators.render_github import annotation, markdown_summary
-from validators.report import PackageReport, Report
 
 
 def _package(trials: list[dict], message: str = "bad") -> PackageReport:

@@ -14,11 +14,11 @@ from estimates.learnability import Decision
 from scoring.ranking import Unranked
 from scoring.statistics import Verdict as ScoreVerdict
 from scoring.statistics import verdict as interval_verdict
+from taskpkg.check_report import CheckStatus, PackageReport, Report, TrialOutcome
+from taskpkg.check_report import Verdict as CheckVerdict
 from taskpkg.run_manifest import TrainingManifest
 from training.evidence import RunStatus, closing_block
 from validators.dynamic import Role
-from validators.report import CheckStatus, PackageReport, Report, TrialOutcome
-from validators.report import Verdict as CheckVerdict
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -63,7 +63,7 @@ def test_check_reports_keep_their_words() -> None:
 
 
 def test_the_report_enums_are_the_schemas_enums() -> None:
-    schema = json.loads((ROOT / "validators" / "schema" / "report-v1.schema.json").read_text())
+    schema = json.loads((ROOT / "taskpkg" / "schema" / "report-v1.schema.json").read_text())
     package = schema["$defs"]["package"]["properties"]
     assert schema["properties"]["verdict"]["enum"] == package["verdict"]["enum"] == [v.value for v in CheckVerdict]
     assert package["checks"]["items"]["properties"]["status"]["enum"] == [s.value for s in CheckStatus]

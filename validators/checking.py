@@ -11,6 +11,7 @@ from pathlib import Path
 
 from sandbox.engine import EngineUnavailable, engine_available
 from sandbox.sandbox import Sandbox
+from taskpkg.check_report import PackageReport, Report
 from taskpkg.discover import display_path
 from taskpkg.loader import load_package
 from taskpkg.rules.infrastructure import ARENA700
@@ -18,7 +19,6 @@ from validators.dynamic import DEFAULT_INSTANCES, pick_instances, plan, run_dyna
 from validators.dynamic.cache import cache_key, load, save
 from validators.progress import trial_progress
 from validators.registry import Needs, check, judged
-from validators.report import PackageReport, Report
 from validators.static import run_static_checks_many
 
 MODES = ("static", "auto", "dynamic")

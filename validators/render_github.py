@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 
+from taskpkg.check_report import PackageReport, Report, TrialOutcome
 from taskpkg.diagnostics import Diagnostic, Severity
-from validators.report import PackageReport, Report, TrialOutcome
 
 _COMMAND = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFO: "notice"}
 

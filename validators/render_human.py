@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from taskpkg.check_report import PackageReport, Report, TrialOutcome
 from taskpkg.diagnostics import Severity
-from validators.report import PackageReport, Report, TrialOutcome
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 

@@ -21,6 +21,7 @@ from sandbox.images import BuildFailed
 from sandbox.outcomes import EpisodeOutcome
 from sandbox.sandbox import EpisodeResult, InitialState, Sandbox
 from sandbox.workspace_files import WorkspaceFile
+from taskpkg.check_report import TrialOutcome
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.package import TaskPackage
 from taskpkg.rules import Category, Rule, ids
@@ -52,7 +53,6 @@ from validators.dynamic.readable import image_created, judge_reading, read_agent
 from validators.dynamic.setup_errors import setup_findings
 from validators.dynamic.steering import TRACE_COMMAND, judge_steering, names_used, steer_agent
 from validators.registry import Needs, check
-from validators.report import TrialOutcome
 
 DEFAULT_INSTANCES = 8  # the instances made: ARENA715 compares them all (the generator's output: no episode needed)
 ORACLE_INSTANCES = 6  # the oracle's, spread among them: its answers feed the answer probes and ARENA715's same_answer

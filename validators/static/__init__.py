@@ -12,6 +12,7 @@ import time
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from pathlib import Path
 
+from taskpkg.check_report import PackageReport
 from taskpkg.digest import package_digest
 from taskpkg.loader import load_package
 from taskpkg.rules import Category, ids
@@ -39,7 +40,6 @@ from taskpkg.rules.task_file import (
     ARENA120,
 )
 from validators.registry import Needs, judged, register
-from validators.report import PackageReport
 from validators.static.determinism import check_determinism
 from validators.static.dockerfile import check_copied_secrets, check_dockerfile
 from validators.static.files import PackageFile, PackageTree, check_files, git_attributes_many, walk
