@@ -31,12 +31,6 @@ def read_json_object(path: Path, warnings: list[str]) -> dict | None:
     return data
 
 
-def text_field(data: dict, key: str, max_length: int = 200) -> str | None:
-    """data[key] when it is a string of at most max_length characters, else None."""
-    value = data.get(key)
-    return value if isinstance(value, str) and len(value) <= max_length else None
-
-
 def parsed_files(folder: Path | None, pattern: str, parse: Callable[[dict], object | str],
                  warnings: list[str]) -> Iterator[tuple[Path, object]]:
     """(path, parse(data)) for every file matching pattern under folder that parses; parse returns a str to refuse

@@ -14,6 +14,7 @@ from leaderboard.catalog import Catalog, Entry, Group
 from leaderboard.jobs import Job
 from leaderboard.reports import ValidationSummary
 from scoring.results import ResultRecord
+from taskpkg.check_report import CheckStatus
 from taskpkg.domains import DOMAINS
 from taskpkg.package import TaskPackage
 
@@ -190,11 +191,12 @@ def summary_view(summary: ValidationSummary | None) -> dict | None:
     """The validation summary: counts per check status and the trials' timings."""
     if summary is None:
         return None
-    statuses = Counter(status for _, _, status in summary.checks)
-    return {"verdict": summary.verdict, "mode": summary.mode, "started_at": summary.started_at,
+    statuses = Counter(str(check.status) for check in summary.checks)
+    return {"verdict": str(summary.verdict), "mode": summary.mode, "started_at": summary.when,
             "passed": summary.passed, "total": len(summary.checks), "statuses": sorted(statuses.items()),
-            "failed": [{"id": i, "title": t, "status": s} for i, t, s in summary.checks if s in ("failed", "warned")],
-            "trials": [{"check_id": t.check_id, "agent": t.agent, "outcome": t.outcome,
+            "failed": [{"id": c.check_id, "title": c.title, "status": str(c.status)} for c in summary.checks
+                       if c.status in (CheckStatus.FAILED, CheckStatus.WARNED)],
+            "trials": [{"check_id": t.check_id, "agent": t.agent, "outcome": str(t.outcome),
                         "duration": f"{t.duration_s:.1f}"} for t in summary.trials]}
 
 

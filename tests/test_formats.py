@@ -19,8 +19,19 @@ from scoring.items import ItemScores
 from scoring.record import build_items, build_run
 from scoring.results import parse_record
 from taskpkg.atomic_files import write_json_atomic
-from taskpkg.check_report import PackageReport, Report, report_schema
+from taskpkg.check_report import (
+    CheckOutcome,
+    CheckStatus,
+    PackageReport,
+    Report,
+    ReportFormatError,
+    Trial,
+    TrialOutcome,
+    read_check_report,
+    report_schema,
+)
 from taskpkg.diagnostics import Diagnostic, Severity
+from taskpkg.rules import RULES
 from taskpkg.rules.dynamic import ARENA702
 from taskpkg.run_manifest import RunStatus, TrainingManifest
 from tests.support.scoring import paired_items, run_info
@@ -105,9 +116,35 @@ def test_the_check_report_is_its_schema() -> None:
     _held_to(schema, written)
     _held_to(schema, written["packages"][0], "packages", "[]")
     _fields_are_properties(Diagnostic, _node(schema, "packages", "[]", "diagnostics", "[]"), nullable_written=True)
-    read = Report.from_dict(json.loads(json.dumps(written)))
-    assert read.to_dict() == written
+    _fields_are_properties(CheckOutcome, _node(schema, "packages", "[]", "checks", "[]"))
+    _fields_are_properties(Trial, _node(schema, "packages", "[]", "trials", "[]"))
+    read = read_check_report(json.loads(json.dumps(written)))
+    assert read.to_dict() == written and read == Report.from_dict(written)
     assert read.packages[0].diagnostics == package.diagnostics and not read.passed
+    assert read.packages[0].trial_records() == [Trial("ARENA702", "oracle", 7, TrialOutcome.FAILED, 1.25, reward=0.0)]
+    assert read.packages[0].check_records() == [
+        CheckOutcome("ARENA202", RULES["ARENA202"].title, CheckStatus.NOTED),
+        CheckOutcome("ARENA702", RULES["ARENA702"].title, CheckStatus.FAILED)]
+
+
+@pytest.mark.parametrize(("change", "where"), [
+    (lambda r: r.update(report_version=2), "report_version"),
+    (lambda r: r.update(mode="quick"), "mode"),
+    (lambda r: r["packages"][0]["trials"][0].update(outcome="exploded"), "packages/0/trials/0/outcome"),
+    (lambda r: r["packages"][0].update(verdict="pass"), "packages/0"),
+    (lambda r: r.update(verdict="pass"), "verdict"),
+    (lambda r: r.update(started_at="yesterday"), "started_at"),
+])
+def test_the_check_report_reader_refuses_what_breaks_it_and_names_the_place(change: Any, where: str) -> None:
+    finding = ARENA702.found("oracle/solve.sh", 3, case="storage", agent="oracle", instance=0, problem="bad")
+    trial = {"check_id": "ARENA702", "agent": "oracle", "instance": 0, "outcome": "failed", "duration_s": 1.0}
+    data = Report("full", [PackageReport("environments/x", "x", "t", "finance", 4, [finding], ["ARENA702"], 1.0,
+                                         [trial])], started_at=WHEN).to_dict()
+    data = json.loads(json.dumps(data))
+    change(data)
+    with pytest.raises(ReportFormatError) as refused:
+        read_check_report(data)
+    assert refused.value.where == where, refused.value
 
 
 def test_every_recipe_section_is_its_schema() -> None:
