@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from bot.markers import MARKER
 from bot.sticky import StickyState
-from taskpkg.check_report import PackageReport, Report
+from taskpkg.check_report import CheckStatus, PackageReport, Report
 from taskpkg.diagnostics import Diagnostic, Severity
 
 LIMIT = 65_536
@@ -153,20 +153,20 @@ def _findings_table(ctx: Context, package_path: str, findings: list[Diagnostic])
 def _timings(report: Report, package: PackageReport) -> str:
     text = (f"**Timings:** {report.mode} checks of this package took {_duration(package.duration_ms / 1000)} "
             f"(whole run {_duration(report.duration_s)}).")
-    trials = package.trials
+    trials = package.trial_records()
     if trials:
-        slowest = max(trials, key=lambda t: t["duration_s"])
-        text += (f" {len(trials)} trials, {_duration(sum(t['duration_s'] for t in trials))} in all; slowest "
-                 f"`{slowest['check_id']}` ({inline(slowest['agent'], 60)}) {_duration(slowest['duration_s'])}.")
+        slowest = max(trials, key=lambda t: t.duration_s)
+        text += (f" {len(trials)} trials, {_duration(sum(t.duration_s for t in trials))} in all; slowest "
+                 f"`{slowest.check_id}` ({inline(slowest.agent, 60)}) {_duration(slowest.duration_s)}.")
     return text
 
 
 def _passed_details(package: PackageReport) -> str:
-    passed = [c for c in package.check_outcomes() if c["status"] == "passed"]
+    passed = [c for c in package.check_records() if c.status is CheckStatus.PASSED]
     notes = [d for d in package.diagnostics if d.severity is Severity.INFO]
     if not passed and not notes:
         return ""
-    lines = [f"- ✅ `{c['check_id']}` {inline(c['title'], 200)}" for c in passed]
+    lines = [f"- ✅ `{c.check_id}` {inline(c.title, 200)}" for c in passed]
     lines += [f"- ℹ️ `{d.check_id}` {inline(d.message)}" for d in notes]
     kept: list[str] = []
     used = 0
