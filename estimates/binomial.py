@@ -8,6 +8,7 @@ lower bound l solves P(X >= k | n, l) = alpha (one-sided, each at level 1 - alph
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import cache
 
 BISECTIONS = 60  # 2**-60: far below any precision a proportion is reported at
@@ -32,12 +33,12 @@ def cdf(k: int, n: int, p: float) -> float:
     return min(1.0, math.exp(top) * sum(math.exp(t - top) for t in terms))
 
 
-def _solve(decreasing: object, target: float) -> float:
+def _solve(decreasing: Callable[[float], float], target: float) -> float:
     """The p in [0, 1] where a decreasing function of p crosses target."""
     low, high = 0.0, 1.0
     for _ in range(BISECTIONS):
         middle = (low + high) / 2
-        if decreasing(middle) > target:  # type: ignore[operator]  # decreasing returns a float, typed object
+        if decreasing(middle) > target:
             low = middle
         else:
             high = middle

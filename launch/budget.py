@@ -38,11 +38,14 @@ class Budget:
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Budget:
         """The budget from environment variables (unset ones keep their defaults)."""
-        return cls(**read_numbers(env, (("ARENA_MAX_CONCURRENT_JOBS", "max_concurrent", int, 0, math.inf),
-                                        ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0, math.inf),
-                                        ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1, math.inf),
-                                        ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0, math.inf)),
-                                  BudgetConfigError))  # type: ignore[arg-type]  # each field gets its row's kind
+        got = read_numbers(env, (("ARENA_MAX_CONCURRENT_JOBS", "max_concurrent", int, 0, math.inf),
+                                 ("ARENA_GPU_HOURS_PER_PERIOD", "gpu_hours_per_period", float, 0, math.inf),
+                                 ("ARENA_BUDGET_PERIOD_DAYS", "period_days", int, 1, math.inf),
+                                 ("ARENA_JOB_GPU_HOURS", "job_gpu_hours", float, 0, math.inf)), BudgetConfigError)
+        return cls(max_concurrent=int(got.get("max_concurrent", cls.max_concurrent)),
+                   gpu_hours_per_period=got.get("gpu_hours_per_period", cls.gpu_hours_per_period),
+                   period_days=int(got.get("period_days", cls.period_days)),
+                   job_gpu_hours=got.get("job_gpu_hours", cls.job_gpu_hours))
 
     def refusal(self, records: Iterable[JobRecord], now: datetime | None = None,
                 needs: float | None = None) -> str | None:

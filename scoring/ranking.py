@@ -83,7 +83,7 @@ class Standing:
     rank_interval: tuple[int, int] | None
     verdict: Verdict | Unranked  # improves, no_detectable_change or hurts; else incomplete or untested
     q_value: float | None
-    group: tuple
+    group: tuple[object, ...]
     superseded: bool
     reason: Unranked | None = None  # why it is not ranked (None: ranked)
 
@@ -97,7 +97,7 @@ def standings(records: Sequence[ResultRecord], items: Mapping[str, ItemScores] |
         if held is None or (record.evaluated, record.run_id) > (held.evaluated, held.run_id):
             newest[record.environment] = record
     out: dict[str, Standing] = {}
-    groups: dict[tuple, list[ResultRecord]] = defaultdict(list)
+    groups: dict[tuple[object, ...], list[ResultRecord]] = defaultdict(list)
     for record in records:
         superseded = newest[record.environment] is not record
         reason = Unranked.SUPERSEDED if superseded else unranked_reason(record, record.run_id in items)
@@ -136,14 +136,15 @@ def _placement(scores: ItemScores) -> str:
     return hashlib.sha256(json.dumps(rows).encode()).hexdigest()
 
 
-def _rank_group(group: tuple, members: list[ResultRecord], items: Mapping[str, ItemScores]) -> dict[str, Standing]:
+def _rank_group(group: tuple[object, ...], members: list[ResultRecord],
+                items: Mapping[str, ItemScores]) -> dict[str, Standing]:
     placements = [_placement(items[r.run_id]) for r in members]
     common = max(set(placements), key=lambda p: (placements.count(p), p))
     out = {r.run_id: _unranked(r, Unranked.INCOMPARABLE, False) for r, p in zip(members, placements, strict=True)
            if p != common}
     members = [r for r, p in zip(members, placements, strict=True) if p == common]
     deltas = np.array([r.macro_delta for r in members])
-    q_values = benjamini_hochberg([r.p_value for r in members])  # type: ignore[misc]  # unranked_reason kept runs without p out
+    q_values = benjamini_hochberg([r.p_value for r in members if r.p_value is not None])  # unranked_reason: all have p
     better, better_sure, worse_sure = compare(members, [items[r.run_id] for r in members])
     n = len(members)
     for i, record in enumerate(members):

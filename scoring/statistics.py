@@ -457,7 +457,7 @@ def summarize(domains: Sequence[str], clusters: Sequence[str | None], base: Sequ
                    verdict(interval), resamples, confidence, seed)
 
 
-def benjamini_hochberg(p_values: Sequence[float]) -> np.ndarray:
+def benjamini_hochberg(p_values: Sequence[float] | np.ndarray) -> np.ndarray:
     """Benjamini–Hochberg adjusted p-values (q-values), in the input's order; O(n log n)."""
     p = np.asarray(p_values, dtype=np.float64)
     n = p.size
