@@ -9,11 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from sandbox.sandbox import Sandbox
 from sandbox.workspace_files import WorkspaceFile, read_workspace, workspace_archive
 from taskpkg.loader import load_package
 from validators.dynamic import DEFAULT_INSTANCES, pick_instances, plan, run_dynamic_checks
-from validators.dynamic.answer_probes import plan_answer_trials
+from validators.dynamic.answer_probes import AnswerTrial, constant_summary, judge_answer_trials, plan_answer_trials
 from validators.dynamic.answers import answer_of, constant_answers, near_misses, same_answer
 
 BROKEN = Path(__file__).resolve().parent / "fixtures" / "broken"
@@ -157,3 +158,24 @@ def test_constant_answer_keeps_only_the_keys_of_what_the_oracle_worked_out() -> 
     constant, described, _source = constant_answers(answers)
     assert described == "routing.csv: every 'queue' set to 'net'; routing.csv: every 'deadline' set to '09:00'"
     assert constant[1]["routing.csv"].data == b"ticket,queue,deadline\nT7,net,09:00\nT8,net,09:00\n"
+
+
+def scored(instance: int, reward: float | None, outcome: str = "scored") -> EpisodeResult:
+    return EpisodeResult("pkg", instance, "probe", EpisodeOutcome(outcome), reward)
+
+
+def test_judging_reads_only_scored_rewards_and_names_the_best_constant_answer() -> None:
+    trials = [AnswerTrial("rewritten-inputs", 1, 2), AnswerTrial("replay", 1, 2),
+              AnswerTrial("near-miss", 1, kind="dropped"), AnswerTrial("near-miss", 1, kind="dropped", again=1),
+              AnswerTrial("constant-answer", 1),
+              AnswerTrial("constant-answer", 2), AnswerTrial("constant-answer", 3), AnswerTrial("constant-answer", 4)]
+    results = [scored(1, 0.9), scored(1, 0.1), scored(1, 0.0), scored(1, 0.5), scored(1, 0.5), scored(2, 0.8),
+               scored(3, 0.8), scored(4, None, "verifier_error")]
+    notes = ["whole workspace", "replay", "row 2 dropped", "row 2 dropped", "ok=yes", "ok=yes", "ok=yes", "ok=yes"]
+    judged = judge_answer_trials(trials, results, notes, floor=0.1)
+    found = {d.check_id: d.message for d in judged.diagnostics}
+    assert set(found) == {"ARENA713", "ARENA714", "ARENA716"}, found
+    assert judged.failed == {0, 2, 3}  # the rewritten inputs and the unstable near miss; a warning fails nothing
+    assert "0.8" in found["ARENA716"] and "instance 2" in found["ARENA716"], found["ARENA716"]
+    assert constant_summary(trials, results, notes) == \
+        "constant answer (ok=yes): mean 0.70 over 3 instance(s), best 0.8 on instance 2"

@@ -86,8 +86,11 @@ class Answers:
             answer = answer_of(run.initial_files, run.final_files) if run.reward == 1.0 else None
             if answer:
                 self.by_instance[instance] = answer
-        self.constant, self.constant_described, self.constant_source = (
-            constant_answers(self.by_instance) if len(self.by_instance) > 1 else ({}, "", None))
+        self.constant: dict[int, Answer] = {}
+        self.constant_described = ""
+        self.constant_source: int | None = None
+        if len(self.by_instance) > 1:
+            self.constant, self.constant_described, self.constant_source = constant_answers(self.by_instance)
 
     def submission(self, trial: AnswerTrial) -> tuple[Answer | None, str]:
         """The files to write over the trial's instance, and what they are; None (and why) when there are none."""
@@ -104,14 +107,14 @@ class Answers:
             if constant is None or same_answer(constant, own):
                 return None, f"the constant answer ({self.constant_described}) is this instance's right answer"
             return constant, self.constant_described
-        donor = self.by_instance.get(trial.donor)  # type: ignore[arg-type]  # only the constant answer has no donor
-        if donor is None:
+        if trial.donor is None or trial.donor not in self.by_instance:  # only the constant answer has no donor
             return None, f"the oracle's answer on instance {trial.donor} is unknown"
+        donor = self.by_instance[trial.donor]
         if same_answer(donor, own):
             return None, f"instance {trial.donor} has the same answer as this one"
         if trial.probe == "replay":
             return donor, f"the oracle's answer of instance {trial.donor}"
-        return self.runs[trial.donor].final_files, f"instance {trial.donor}'s whole final workspace"  # type: ignore[index]  # a donor trial: donor is set
+        return self.runs[trial.donor].final_files, f"instance {trial.donor}'s whole final workspace"
 
 
 @dataclass
@@ -126,37 +129,36 @@ class Judged:
 def judge_answer_trials(trials: list[AnswerTrial], results: list[EpisodeResult], notes: list[str],
                         floor: float) -> Judged:
     """ARENA713, ARENA714 and ARENA716 over the answer probes' scored results (`notes`: what each submitted)."""
-    scored = {i: r for i, r in enumerate(results) if r.outcome == EpisodeOutcome.SCORED and r.reward is not None}
+    scored = {i: r.reward for i, r in enumerate(results) if r.outcome == EpisodeOutcome.SCORED and r.reward is not None}
     judged = Judged([], set())
     _judge_rewritten(trials, scored, floor, judged)
     _judge_near_misses(trials, scored, notes, judged)
     if not _judge_replays(trials, scored, floor, judged):  # a replay that scores says more than a constant answer
-        _judge_constant(trials, scored, notes, floor, judged)
+        _judge_constant(trials, results, scored, notes, floor, judged)
     return judged
 
 
-def _judge_rewritten(trials: list[AnswerTrial], scored: dict[int, EpisodeResult], floor: float,
-                     judged: Judged) -> None:
-    replays = {(t.instance, t.donor): scored[i].reward for i, t in enumerate(trials)
+def _judge_rewritten(trials: list[AnswerTrial], scored: dict[int, float], floor: float, judged: Judged) -> None:
+    replays = {(t.instance, t.donor): scored[i] for i, t in enumerate(trials)
                if t.probe == "replay" and i in scored}
     for i, trial in enumerate(trials):
         if trial.probe != "rewritten-inputs" or i not in scored or (trial.instance, trial.donor) not in replays:
             continue
         alone = replays[(trial.instance, trial.donor)]
-        reward = scored[i].reward
-        if reward > max(floor, alone):  # type: ignore[operator,type-var]  # scored trials carry a reward
+        reward = scored[i]
+        if reward > max(floor, alone):
             judged.failed.add(i)
             judged.diagnostics.append(ARENA713.found("verifier.py", instance=trial.instance, donor=trial.donor,
                                                      reward=reward, alone=alone))
             return  # one finding says it; the trials show every instance
 
 
-def _judge_near_misses(trials: list[AnswerTrial], scored: dict[int, EpisodeResult], notes: list[str],
+def _judge_near_misses(trials: list[AnswerTrial], scored: dict[int, float], notes: list[str],
                        judged: Judged) -> None:
     rewards: dict[tuple[int, str], list[tuple[int, float]]] = {}
     for i, trial in enumerate(trials):
         if trial.probe == "near-miss" and i in scored:
-            rewards.setdefault((trial.instance, trial.kind), []).append((i, scored[i].reward))  # type: ignore[arg-type]  # scored trials carry a reward
+            rewards.setdefault((trial.instance, trial.kind), []).append((i, scored[i]))
     for (instance, _kind), runs in rewards.items():
         values = [reward for _, reward in runs]
         note = notes[runs[0][0]]
@@ -170,40 +172,39 @@ def _judge_near_misses(trials: list[AnswerTrial], scored: dict[int, EpisodeResul
                                                      reward=values[0]))
 
 
-def _judge_replays(trials: list[AnswerTrial], scored: dict[int, EpisodeResult], floor: float,
-                   judged: Judged) -> bool:
+def _judge_replays(trials: list[AnswerTrial], scored: dict[int, float], floor: float, judged: Judged) -> bool:
     for i, trial in enumerate(trials):
-        if trial.probe == "replay" and i in scored and scored[i].reward > floor:  # type: ignore[operator]  # scored trials carry a reward
+        if trial.probe == "replay" and i in scored and scored[i] > floor:
             judged.failed.add(i)
             judged.diagnostics.append(ARENA714.found("verifier.py", case="replay", instance=trial.instance,
-                                                     donor=trial.donor, reward=scored[i].reward, floor=floor))
+                                                     donor=trial.donor, reward=scored[i], floor=floor))
             return True
     return False
 
 
-def _judge_constant(trials: list[AnswerTrial], scored: dict[int, EpisodeResult], notes: list[str], floor: float,
-                    judged: Judged) -> None:
-    runs = [(i, scored[i]) for i, t in enumerate(trials) if t.probe == "constant-answer" and i in scored]
+def _judge_constant(trials: list[AnswerTrial], results: list[EpisodeResult], scored: dict[int, float],
+                    notes: list[str], floor: float, judged: Judged) -> None:
+    runs = [(i, scored[i], results[i].instance) for i, t in enumerate(trials)
+            if t.probe == "constant-answer" and i in scored]
     if not runs:
         return
-    average = mean(r.reward for _, r in runs)  # type: ignore[misc]  # scored trials carry a reward
-    best_index, best = max(runs, key=lambda pair: (pair[1].reward, -pair[1].instance))
+    average = mean(reward for _, reward, _ in runs)
+    best_index, best, instance = max(runs, key=lambda run: (run[1], -run[2]))
     if average >= floor + WELL_ABOVE_FLOOR:  # a warning: its trials stay "ok", as a warning's do elsewhere
         judged.diagnostics.append(ARENA716.found("verifier.py", what=notes[best_index], mean=average,
-                                                 count=len(runs), best=best.reward, instance=best.instance,
-                                                 floor=floor))
+                                                 count=len(runs), best=best, instance=instance, floor=floor))
 
 
 def constant_summary(trials: list[AnswerTrial], results: list[EpisodeResult], notes: list[str]) -> str:
     """The constant-answer probe's mean and best single instance, for the report (empty when it scored nothing)."""
-    runs = [(r, n) for t, r, n in zip(trials, results, notes, strict=True)
+    runs = [(r.reward, r.instance, n) for t, r, n in zip(trials, results, notes, strict=True)
             if t.probe == "constant-answer" and r.outcome == EpisodeOutcome.SCORED and r.reward is not None]
     if not runs:
         return ""
-    best, note = max(runs, key=lambda pair: (pair[0].reward, -pair[0].instance))
-    average = mean(r.reward for r, _ in runs)  # type: ignore[misc]  # filtered above: reward is not None
-    return (f"constant answer ({note}): mean {average:.2f} over {len(runs)} instance(s), best {best.reward} on "
-            f"instance {best.instance}")
+    best, instance, note = max(runs, key=lambda run: (run[0], -run[1]))
+    average = mean(reward for reward, _, _ in runs)
+    return (f"constant answer ({note}): mean {average:.2f} over {len(runs)} instance(s), best {best} on "
+            f"instance {instance}")
 
 
 @check(ARENA715, needs=Needs.ENGINE)
