@@ -39,10 +39,10 @@ class Records:
     path: str
     kind: Literal["csv", "json", "lines"]
     header: list[str] | None
-    rows: list  # csv: lists of fields; json: entries (pairs for an object); lines: strings
+    rows: list[Any]  # csv: lists of fields; json: entries (pairs for an object); lines: strings
     context: Any = None  # csv: (delimiter, line end); json: (root, where the records sit)
 
-    def write(self, rows: list) -> bytes:
+    def write(self, rows: list[Any]) -> bytes:
         """The file with `rows` in place of its records."""
         if self.kind == "csv":
             delimiter, end = self.context
@@ -133,7 +133,7 @@ def constant_answers(answers: dict[int, Answer]) -> tuple[dict[int, Answer], str
 
 # -- records ---------------------------------------------------------------------------------------------------------
 
-def _first_list(value: object, where: tuple) -> tuple | None:
+def _first_list(value: object, where: tuple[Any, ...]) -> tuple[Any, ...] | None:
     if isinstance(value, list) and value:
         return where
     children = value.items() if isinstance(value, dict) else ()
@@ -144,13 +144,13 @@ def _first_list(value: object, where: tuple) -> tuple | None:
     return None
 
 
-def _get(root: Any, where: tuple) -> Any:
+def _get(root: Any, where: tuple[Any, ...]) -> Any:
     for key in where:
         root = root[key]
     return root
 
 
-def _put(root: Any, where: tuple, rows: list) -> Any:
+def _put(root: Any, where: tuple[Any, ...], rows: list[Any]) -> Any:
     if not where:
         return dict(rows) if isinstance(root, dict) else rows
     copy = dict(root)
@@ -158,7 +158,7 @@ def _put(root: Any, where: tuple, rows: list) -> Any:
     return copy
 
 
-def _with(answer: Answer, records: Records, rows: list) -> Answer:
+def _with(answer: Answer, records: Records, rows: list[Any]) -> Answer:
     changed = dict(answer)
     changed[records.path] = replace(answer[records.path], data=records.write(rows))
     return changed
@@ -205,7 +205,7 @@ def _changed(value: object) -> object:
 
 # -- the constant answer ---------------------------------------------------------------------------------------------
 
-def _fields(records: Records) -> list[tuple[str, list]]:
+def _fields(records: Records) -> list[tuple[str, list[Any]]]:
     """(field name, values) of every field of a file's records but the first (the key); none for plain records."""
     if records.kind == "csv" and records.header and len(records.header) > 1:
         width = len(records.header)
@@ -220,7 +220,7 @@ def _fields(records: Records) -> list[tuple[str, list]]:
 
 
 def _commonest_values(answers: dict[int, Answer]) -> dict[tuple[str, str], object]:
-    pooled: dict[tuple[str, str], list] = {}
+    pooled: dict[tuple[str, str], list[str]] = {}
     for instance in sorted(answers):
         answer = answers[instance]
         for path in sorted(answer):
@@ -238,6 +238,7 @@ def _relabelled(base: Answer, answer: Answer, values: dict[tuple[str, str], obje
         records = read_records(path, answer[path].data)
         if records is None or not wanted:
             continue
+        rows: list[Any]
         if records.kind == "csv":
             header = records.header or []
             rows = [[wanted.get(header[j], v) if 0 < j < len(header) else v for j, v in enumerate(r)]
@@ -248,12 +249,13 @@ def _relabelled(base: Answer, answer: Answer, values: dict[tuple[str, str], obje
             rows = [{k: (wanted.get(k, v) if i > 0 else v) for i, (k, v) in enumerate(r.items())}
                     if isinstance(r, dict) else r for r in records.rows]
         into = read_records(path, base[path].data) if path in base else None
-        same_place = into is not None and into.kind == records.kind and into.context is not None and \
-            records.context is not None and into.context[-1] == records.context[-1]
-        writer = into if same_place and records.kind == "json" else records
-        made[path] = replace(answer[path], data=writer.write(rows))  # type: ignore[union-attr]  # writer is `records` when `into` is None
+        writer = records
+        if into is not None and into.kind == records.kind == "json" and into.context is not None and \
+                records.context is not None and into.context[-1] == records.context[-1]:
+            writer = into  # the base's file holds its records in the same place: its root is kept
+        made[path] = replace(answer[path], data=writer.write(rows))
     return made
 
 
-def _fingerprint(answer: Answer) -> tuple:
+def _fingerprint(answer: Answer) -> tuple[tuple[str, bytes], ...]:
     return tuple(sorted((p, f.data) for p, f in answer.items()))

@@ -8,8 +8,9 @@ import io
 import os
 import stat
 import tarfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import docker
 
@@ -19,6 +20,9 @@ from taskpkg.package import TaskPackage
 from taskpkg.rules.dynamic import ARENA706
 from taskpkg.shared_files import shared_data_files
 from validators.registry import Needs, check
+
+if TYPE_CHECKING:
+    from _typeshed import WriteableBuffer
 
 MIN_SECRET_BYTES = 32  # smaller files (an empty __init__.py, "{}") match too much to mean anything
 
@@ -102,19 +106,20 @@ def _files_in_saved_image(client: docker.DockerClient, tag: str, sizes: set[int]
 class _StreamReader(io.RawIOBase):
     """A file-like view of the engine's chunked `docker save` stream."""
 
-    def __init__(self, chunks: object) -> None:
-        self._chunks = iter(chunks)  # type: ignore[call-overload]  # docker-py's stream is an untyped iterable
+    def __init__(self, chunks: Iterable[bytes]) -> None:
+        self._chunks = iter(chunks)
         self._buffer = b""
 
     def readable(self) -> bool:
         return True
 
-    def readinto(self, target: bytearray) -> int:  # type: ignore[override]  # io's buffer protocol type, narrowed
+    def readinto(self, buffer: WriteableBuffer, /) -> int:
         while not self._buffer:
             try:
                 self._buffer = next(self._chunks)
             except StopIteration:
                 return 0
+        target = memoryview(buffer).cast("B")
         size = min(len(target), len(self._buffer))
         target[:size] = self._buffer[:size]
         self._buffer = self._buffer[size:]
