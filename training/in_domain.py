@@ -7,7 +7,9 @@ the held-out suite that scoring reports.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from estimates.bootstrap import paired_difference
 from sandbox.sandbox import Sandbox
@@ -23,7 +25,7 @@ CONFIDENCE = 0.95
 
 
 def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, out: Path,
-                   heldout: list[int], say: object = print) -> dict | None:
+                   heldout: list[int], say: Callable[[str], None] = print) -> dict[str, Any] | None:
     """Both arms on the first `in_domain.instances` held-out instances (the trained one with `out`/adapter), written
     to `out`/in-domain.json; None when the recipe asks for none. The manifest keeps it without the episodes."""
     settings = recipe.in_domain
@@ -31,7 +33,7 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     if not instances:
         return None
     k = settings.samples
-    say(f"in-domain lift: base and trained model on {len(instances)} held-out instance(s), {k} sample(s) "  # type: ignore[operator]  # say is any callable taking one line
+    say(f"in-domain lift: base and trained model on {len(instances)} held-out instance(s), {k} sample(s) "
         "each")
     base_backend, trained_backend = open_backends(recipe, base, out / ADAPTER_DIR)
     assert trained_backend is not None
@@ -45,18 +47,18 @@ def in_domain_lift(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     release(base_backend, trained_backend)
     report = lift(arms, instances, k)
     write_json_atomic(out / REPORT_FILE, report, sort_keys=True)
-    say(one_line(report))  # type: ignore[operator]  # say is any callable taking one line
+    say(one_line(report))
     return {key: value for key, value in report.items() if key != "episodes"} | {"line": one_line(report)}
 
 
-def lift(arms: dict[str, list[Sample]], instances: list[int], k: int) -> dict:
+def lift(arms: dict[str, list[Sample]], instances: list[int], k: int) -> dict[str, Any]:
     """The paired comparison; an instance with an unjudged base episode is left out of both arms (counted), an
     unjudged trained episode scores 0 (as scoring treats them)."""
     by_arm = {arm: {(s.instance, s.sample): s for s in samples} for arm, samples in arms.items()}
     kept = [i for i in instances if all(by_arm["base"][(i, s)].reward is not None for s in range(k))]
     base = [[by_arm["base"][(i, s)].reward or 0.0 for s in range(k)] for i in kept]
     trained = [[by_arm["trained"][(i, s)].reward or 0.0 for s in range(k)] for i in kept]
-    report: dict = {"instances": kept, "samples": k, "excluded": [i for i in instances if i not in kept],
+    report: dict[str, Any] = {"instances": kept, "samples": k, "excluded": [i for i in instances if i not in kept],
                     "confidence": CONFIDENCE}
     if not kept:
         return {**report, "lift": None}
@@ -68,7 +70,7 @@ def lift(arms: dict[str, list[Sample]], instances: list[int], k: int) -> dict:
     return report
 
 
-def one_line(report: dict | None) -> str:
+def one_line(report: dict[str, Any] | None) -> str:
     """The lift in one line (the PR comment's and the job's)."""
     if not report:
         return "in-domain lift: not measured"

@@ -3,7 +3,9 @@ recipe's base model, warm-up and pins, the package's image, the same training in
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from sandbox.sandbox import Sandbox
 from taskpkg.digest import tree_digest
@@ -14,7 +16,7 @@ from training.run import TrainingError, base_model, check_machine, split_seeds
 
 
 def check_learnability(package: TaskPackage, recipe: Recipe, out: Path | None = None,
-                       say: object = None) -> dict:
+                       say: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The pre-flight's report (cached per package digest and model); its lines go to `say` (stdout by default)."""
     say = say or (lambda line: print(line, flush=True))
     check_machine(recipe)

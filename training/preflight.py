@@ -21,6 +21,7 @@ import os
 from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any
 
 from agents.backends.local_dtype import default_dtype
 from estimates import binomial
@@ -63,7 +64,7 @@ def preflight_cache() -> Path:
     return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "posttrain-arena" / "preflight"
 
 
-def cached_report(key: str, out: Path | None) -> dict | None:
+def cached_report(key: str, out: Path | None) -> dict[str, Any] | None:
     """A report made earlier with the same key: in the run's folder (a resume), else in the cache."""
     for path in ([out / REPORT_FILE] if out else []) + [preflight_cache() / f"{key}.json"]:
         try:
@@ -76,13 +77,14 @@ def cached_report(key: str, out: Path | None) -> dict | None:
 
 
 def preflight(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, package_digest: str,
-              base_revision: str, instances: list[int], out: Path | None, say: object = print) -> dict:
+              base_revision: str, instances: list[int], out: Path | None,
+              say: Callable[[str], None] = print) -> dict[str, Any]:
     """The pre-flight's report (cached, or played now and cached); `report["verdict"]["decision"]` is refuse, go or
     inconclusive."""
     key = cache_key(package_digest, base_revision, recipe)
     report = cached_report(key, out)
     if report is not None:
-        say(f"pre-flight: reused ({report['samples']} samples, verdict {report['verdict']['decision']})")  # type: ignore[operator]  # say is any callable taking one line
+        say(f"pre-flight: reused ({report['samples']} samples, verdict {report['verdict']['decision']})")
     else:
         report = {"key": key, "model": base_revision, "package_digest": package_digest,
                   **_play(sandbox, package, recipe, base, instances, say, keep_transcripts(out, "preflight"))}
@@ -90,12 +92,12 @@ def preflight(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str,
     if out is not None:
         write_json_atomic(out / REPORT_FILE, report, sort_keys=True)
     for line in table(report):
-        say(line)  # type: ignore[operator]  # say is any callable taking one line
+        say(line)
     return report
 
 
 def _play(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
-          say: object, keep: Callable[[EpisodeResult, int], None] | None = None) -> dict:
+          say: Callable[[str], None], keep: Callable[[EpisodeResult, int], None] | None = None) -> dict[str, Any]:
     settings = recipe.preflight
     g, batch = recipe.grpo.num_generations, settings.instances
     limit = min(settings.max_instances, len(instances))
@@ -106,7 +108,7 @@ def _play(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, ins
     samples: list[Sample] = []
     for look in range(looks):
         chosen = instances[look * batch: min(limit, (look + 1) * batch)]
-        say(f"pre-flight: {g} samples on each of {len(chosen)} training instance(s) (look {look + 1} of "  # type: ignore[operator]  # say is any callable taking one line
+        say(f"pre-flight: {g} samples on each of {len(chosen)} training instance(s) (look {look + 1} of "
             f"{looks})")
         samples += play(sandbox, package, [(i, k) for i in chosen for k in range(g)], backend, chat,
                         recipe.episodes.concurrency, "preflight", keep=keep)
@@ -127,7 +129,7 @@ def _groups(samples: list[Sample]) -> dict[int, list[float | None]]:
     return groups
 
 
-def summary(samples: list[Sample], g: int, confidence: float) -> dict:
+def summary(samples: list[Sample], g: int, confidence: float) -> dict[str, Any]:
     """Per instance and overall: pass rates, signal, pass@1 and pass@G with intervals, turns and errors."""
     rows = []
     for instance, rewards in _groups(samples).items():
@@ -141,7 +143,7 @@ def summary(samples: list[Sample], g: int, confidence: float) -> dict:
                      "tool_errors": sum(s.invalid_calls for s in mine),
                      "verifier_errors": sum(s.reward is None for s in mine)})
     rated = [r for r in rows if r["judged"]]
-    report: dict = {"instances": rows, "samples": len(samples), "group_size": g}
+    report: dict[str, Any] = {"instances": rows, "samples": len(samples), "group_size": g}
     if rated:
         counts = [(passes(group), len(judged(group))) for group in _groups(samples).values()]
         report["pass_at_1"] = pass_rate_estimate(counts, confidence).to_dict()
@@ -153,7 +155,7 @@ def summary(samples: list[Sample], g: int, confidence: float) -> dict:
     return report
 
 
-def table(report: dict) -> list[str]:
+def table(report: dict[str, Any]) -> list[str]:
     """The report as terminal lines: one row per instance, then the totals and the verdict."""
     at_g = f"pass@{report['group_size']}"
     lines = [f"{'instance':>8} {'pass rate':>9} {'signal':>6} {at_g:>7} {'turns':>5} {'tool err':>8} {'verif err':>9}"]
@@ -166,7 +168,7 @@ def table(report: dict) -> list[str]:
     return lines
 
 
-def one_line(report: dict) -> str:
+def one_line(report: dict[str, Any]) -> str:
     """The report in one line (the PR comment's)."""
     verdict = report["verdict"]
     low, high = verdict["signal_share"]
@@ -180,7 +182,7 @@ def one_line(report: dict) -> str:
     return f"{verdict['decision']}: " + ", ".join(parts)
 
 
-def refusal(report: dict) -> str | None:
+def refusal(report: dict[str, Any]) -> str | None:
     """Why training would teach nothing, or None."""
     verdict = report["verdict"]
     if verdict["decision"] != REFUSE:
@@ -189,8 +191,8 @@ def refusal(report: dict) -> str | None:
 
 
 def preflight_gate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, instances: list[int],
-                   out: Path, skip: bool, manifest: TrainingManifest, say: object,
-                   overridden: dict | None = None) -> tuple[RunStatus, str | None]:
+                   out: Path, skip: bool, manifest: TrainingManifest, say: Callable[[str], None],
+                   overridden: dict[str, Any] | None = None) -> tuple[RunStatus, str | None]:
     """The pre-flight as the run's first phase: ("completed", None) to train, ("stopped", why) when it refuses.
     Skipped, it keeps on record the refusal it overrides (`overridden`), if this folder held one."""
     if skip:
@@ -203,7 +205,7 @@ def preflight_gate(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base:
     return (RunStatus.STOPPED, why) if why else (RunStatus.COMPLETED, None)
 
 
-def preflight_refusal(out: Path) -> dict | None:
+def preflight_refusal(out: Path) -> dict[str, Any] | None:
     """The pre-flight of a run in `out` that the pre-flight stopped before any training (nothing else to keep)."""
     manifest = TrainingManifest.read(out / MANIFEST_FILE)
     if manifest is None:

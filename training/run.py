@@ -18,6 +18,7 @@ import os
 import random
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,7 +102,7 @@ def check_machine(recipe: Recipe) -> int:
     return torch.cuda.device_count()
 
 
-def base_model(recipe: Recipe, say: object) -> tuple[str, dict]:
+def base_model(recipe: Recipe, say: Callable[[str], None]) -> tuple[str, dict]:
     """The base the LoRA trains on (warm-up merged in where the recipe says) and how to name it in manifests."""
     spec = recipe.model.base
     try:

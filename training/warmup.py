@@ -23,7 +23,9 @@ import random
 import shutil
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from agents.chat import SYSTEM_PROMPT
 from agents.models import LocalModel, ModelUnavailable, file_sha256, model_cache
@@ -43,12 +45,12 @@ DESCRIPTION = "warmup.json"
 REBUILD = "python -m training.warmup --rebuild"
 
 
-def _call(name: str, **arguments: str) -> dict:
+def _call(name: str, **arguments: str) -> dict[str, Any]:
     return {"role": "assistant", "content": "", "tool_calls": [
         {"type": "function", "function": {"name": name, "arguments": json.dumps(arguments)}}]}
 
 
-def _tool(name: str, content: str, turns_left: int) -> dict:
+def _tool(name: str, content: str, turns_left: int) -> dict[str, Any]:
     return {"role": "tool", "name": name, "content": f"{content}\n(turns left: {turns_left}, seconds left: 600)"}
 
 
@@ -56,14 +58,14 @@ def _shell_output(stdout: str) -> str:
     return command_text(CommandResult(0, stdout, "", False, False, 0.01), RenderLimits())
 
 
-def _finish() -> list[dict]:
+def _finish() -> list[dict[str, Any]]:
     """End the scene; the conversation stops at the tool's answer. (A final assistant reply would be rendered after
     an empty think block by the Qwen3 template, teaching the model to open every reply with <think>, which TRL's
     parser then reads as reasoning, calls included.)"""
     return [_call("end_scene"), {"role": "tool", "name": "end_scene", "content": DONE}]
 
 
-def conversation(rng: random.Random) -> list[dict]:
+def conversation(rng: random.Random) -> list[dict[str, Any]]:
     """One made-up chore solved with the tools."""
     word, source, target = rng.choice(WORDS), rng.choice(FILES), rng.choice(("answer.txt", "result.txt", "out.txt"))
     kind = rng.randrange(3)
@@ -85,23 +87,23 @@ def conversation(rng: random.Random) -> list[dict]:
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}, *steps, *_finish()]
 
 
-def conversations(count: int, seed: int) -> list[list[dict]]:
+def conversations(count: int, seed: int) -> list[list[dict[str, Any]]]:
     """`count` chores, the same for the same seed."""
     rng = random.Random(f"arena-warmup/{DATA_VERSION}/{seed}")
     return [conversation(rng) for _ in range(count)]
 
 
-def warmup_key(base: LocalModel, settings: dict) -> str:
+def warmup_key(base: LocalModel, settings: dict[str, Any]) -> str:
     """What names a warm-up: the base's revision, its settings and the data version."""
     return hashlib.sha256(json.dumps([base.revision, settings, DATA_VERSION], sort_keys=True).encode()).hexdigest()
 
 
-def kept_folder(base: LocalModel, settings: dict) -> Path:
+def kept_folder(base: LocalModel, settings: dict[str, Any]) -> Path:
     """Where the repository keeps the adapter of this warm-up."""
     return KEPT / f"{base.name}-{warmup_key(base, settings)[:12]}"
 
 
-def warmed_base(base: LocalModel, settings: dict | None, say: object = print) -> LocalModel:
+def warmed_base(base: LocalModel, settings: dict[str, Any] | None, say: Callable[[str], None] = print) -> LocalModel:
     """The base with the warm-up merged in (merged once and cached); the base itself when the recipe has none. The
     adapter is the repository's where it keeps one for this warm-up, else trained here once and cached."""
     if not settings:
@@ -112,13 +114,13 @@ def warmed_base(base: LocalModel, settings: dict | None, say: object = print) ->
         adapter = model_cache() / f"{base.name}-toolcall-{key[:12]}-adapter"
         if not (adapter / DESCRIPTION).is_file():
             say(f"warm-up: no kept adapter for these settings; teaching {base.name} the tool-call format "
-                f"({settings['examples']} conversations, {settings['epochs']} epochs; once, then cached)")  # type: ignore[operator]  # say is any callable taking one line
+                f"({settings['examples']} conversations, {settings['epochs']} epochs; once, then cached)")
             train_adapter(base, settings, adapter)
     digest = verified_adapter(adapter, key)
     revision = hashlib.sha256(f"{key}:{digest}".encode()).hexdigest()
     target = model_cache() / f"{base.name}-toolcall-{revision[:12]}"
     if not (target / "config.json").is_file():
-        say(f"warm-up: merging the tool-call adapter {adapter.name} into {base.name} (once, then cached)")  # type: ignore[operator]  # say is any callable taking one line  # say is any callable taking one line
+        say(f"warm-up: merging the tool-call adapter {adapter.name} into {base.name} (once, then cached)")
         _merge(base, adapter, target)
     return LocalModel(f"{base.name}+toolcall", target, f"sha256:{revision}")
 
@@ -144,7 +146,7 @@ def verified_adapter(folder: Path, key: str) -> str:
     return actual
 
 
-def train_adapter(base: LocalModel, settings: dict, folder: Path) -> Path:
+def train_adapter(base: LocalModel, settings: dict[str, Any], folder: Path) -> Path:
     """Train the warm-up's LoRA and write it to `folder` (replaced atomically) with its warmup.json."""
     from datasets import Dataset
     from transformers import AutoTokenizer
@@ -179,7 +181,7 @@ def train_adapter(base: LocalModel, settings: dict, folder: Path) -> Path:
     return folder
 
 
-def _describe(folder: Path, base: LocalModel, settings: dict) -> None:
+def _describe(folder: Path, base: LocalModel, settings: dict[str, Any]) -> None:
     import peft
     import torch
     import transformers
