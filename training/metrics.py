@@ -11,10 +11,15 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult
 from taskpkg.atomic_files import write_text_atomic
 from training.guards import ErrorWindow
+
+if TYPE_CHECKING:  # rich is imported when a live bar is first drawn
+    from rich.progress import Progress as RichProgress
+    from rich.progress import TaskID
 
 
 @dataclass(frozen=True)
@@ -31,8 +36,8 @@ class EpisodeRecord:
     verify_s: float
     error: str | None
     tool_s: float = 0.0  # time the model's tool calls spent in the sandbox
-    conversation: list = field(default_factory=list)  # the model's turns: prompt, replies, tool calls and results
-    transcript: list = field(default_factory=list)  # what the sandbox carried out (shell, write_file, invalid calls)
+    conversation: list[Any] = field(default_factory=list)  # the model's turns: prompt, replies, tool calls and results
+    transcript: list[Any] = field(default_factory=list)  # what the sandbox did (shell, write_file, invalid calls)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "outcome", EpisodeOutcome(self.outcome))  # "scored" becomes the member
@@ -49,7 +54,7 @@ class EpisodeRecord:
                    list(result.conversation), result.transcript.to_list())
 
 
-def transcript_of(result: EpisodeResult) -> dict:
+def transcript_of(result: EpisodeResult) -> dict[str, Any]:
     """A chat-loop episode (the pre-flight, the in-domain lift) as a transcript file: the model's turns, what the
     sandbox carried out, and how it ended."""
     return {"instance": result.instance, "outcome": result.outcome, "reward": result.reward, "error": result.error,
@@ -57,7 +62,7 @@ def transcript_of(result: EpisodeResult) -> dict:
             "transcript": result.transcript.to_list()}
 
 
-def reward_spread(rewards: list[float | None], group_size: int) -> dict:
+def reward_spread(rewards: list[float | None], group_size: int) -> dict[str, Any]:
     """A step's rewards as TRL sees them: how many were judged, their range, and how many groups of `group_size`
     consecutive rollouts had rewards that differ (the only groups GRPO learns from)."""
     judged = [r for r in rewards if r is not None]
@@ -67,7 +72,7 @@ def reward_spread(rewards: list[float | None], group_size: int) -> dict:
             "groups": len(groups), "groups_with_signal": sum(len(set(g)) > 1 for g in groups)}
 
 
-def summarize(records: list[EpisodeRecord]) -> dict:
+def summarize(records: list[EpisodeRecord]) -> dict[str, Any]:
     """A step's episodes in numbers: errors, tool calls (invalid ones included) and container time."""
 
     def mean(values: list[float]) -> float:
@@ -99,11 +104,11 @@ class RunLog:
         self._lock = threading.Lock()
         self.step = 0
         self.curve: list[tuple[int, float]] = []
-        self.lines: list[dict] = []  # every step's line, those kept from before a resume included
+        self.lines: list[dict[str, Any]] = []  # every step's line, those kept from before a resume included
         self.errors = ErrorWindow()
         self.stopped_because: str | None = None  # a guard's reason to stop (with its fix)
         self.loss_not_finite = False
-        self.summary: dict = {}  # the trainer's closing numbers (runtime, mean loss)
+        self.summary: dict[str, Any] = {}  # the trainer's closing numbers (runtime, mean loss)
         self._waited_s = 0.0
 
     def waited(self, seconds: float) -> None:
@@ -136,7 +141,7 @@ class RunLog:
         self.lines = [json.loads(line) for line in kept]
         self.curve = [(line["step"], line["reward_mean"]) for line in self.lines if line.get("reward_mean") is not None]
 
-    def write_step(self, step: int, trainer_logs: dict) -> dict:
+    def write_step(self, step: int, trainer_logs: dict[str, Any]) -> dict[str, Any]:
         """One line: the trainer's numbers for the step and the step's episodes."""
         with self._lock:
             records, self._pending = self._pending, []
@@ -162,7 +167,7 @@ class RunLog:
         self.step = step
         return line
 
-    def write_transcript(self, name: str, data: dict) -> None:
+    def write_transcript(self, name: str, data: dict[str, Any]) -> None:
         """One rollout's transcript file under transcripts/."""
         write_transcript(self.transcripts, name, data)
 
@@ -170,16 +175,16 @@ class RunLog:
 class Progress:
     """A rich progress bar in a terminal (step, reward, episodes per second, ETA); whole plain lines elsewhere (CI)."""
 
-    def __init__(self, total_steps: int, stream: object = None) -> None:
+    def __init__(self, total_steps: int, stream: IO[str] | None = None) -> None:
         self.total = total_steps
         self.stream = stream or sys.stderr
         self.live = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.started = time.monotonic()
         self.episodes = 0
-        self._bar: object = None
-        self._task: object = None
+        self._bar: RichProgress | None = None
+        self._task: TaskID | None = None
 
-    def update(self, line: dict) -> None:
+    def update(self, line: dict[str, Any]) -> None:
         """Show one step's line."""
         self.episodes += line.get("episodes", 0)
         elapsed = time.monotonic() - self.started
@@ -189,7 +194,8 @@ class Progress:
                   f" · tool calls {line.get('tool_calls_mean', 0):.1f} · verifier errors "
                   f"{line.get('verifier_errors', 0)} · {self.episodes / max(elapsed, 1e-9) * 60:.1f} episodes/min")
         if self.live:
-            self._rich().update(self._task, completed=step, status=status)  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
+            bar, task = self._rich()
+            bar.update(task, completed=step, status=status)
             return
         eta = elapsed / max(step, 1) * max(self.total - step, 0)
         print(f"train step {step}/{self.total} {status} · ETA {eta:.0f}s", file=self.stream, flush=True)
@@ -197,26 +203,26 @@ class Progress:
     def say(self, message: str) -> None:
         """A line about a phase (warm-up, pre-flight, saving)."""
         if self._bar is not None:
-            self._bar.console.print(message)  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
+            self._bar.console.print(message)
         else:
             print(message, file=self.stream, flush=True)
 
     def close(self) -> None:
         """Stop the live display."""
         if self._bar is not None:
-            self._bar.stop()  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
+            self._bar.stop()
             self._bar = None
 
-    def _rich(self) -> object:
-        if self._bar is None:
+    def _rich(self) -> tuple[RichProgress, TaskID]:
+        if self._bar is None or self._task is None:
             from rich.console import Console
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
             self._bar = Progress(TextColumn("train"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
                                  TextColumn("{task.fields[status]}"), console=Console(file=self.stream))
-            self._task = self._bar.add_task("train", total=self.total, status="")  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
-            self._bar.start()  # type: ignore[attr-defined]  # rich is imported lazily: the bar is typed object
-        return self._bar
+            self._task = self._bar.add_task("train", total=self.total, status="")
+            self._bar.start()
+        return self._bar, self._task
 
 
 def keep_transcripts(out: Path | None, phase: str) -> Callable[[EpisodeResult, int], None] | None:
@@ -231,7 +237,7 @@ def keep_transcripts(out: Path | None, phase: str) -> Callable[[EpisodeResult, i
     return keep
 
 
-def write_transcript(folder: Path, name: str, data: dict) -> None:
+def write_transcript(folder: Path, name: str, data: dict[str, Any]) -> None:
     """One transcript file, `folder`/`name`.json, written whole (a reader never sees half of one)."""
     folder.mkdir(parents=True, exist_ok=True)
     write_text_atomic(folder / f"{name}.json", json.dumps(data, indent=1, default=str) + "\n")
