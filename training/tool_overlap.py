@@ -19,26 +19,45 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any, Protocol
 
 SERIAL_VARIABLE = "ARENA_SERIAL_TOOLS"
 BLOCKED_METRIC = "tools/blocked_s"
+ToolCall = tuple[str, dict[str, Any]]  # a tool's name and its arguments
+Tool = Callable[..., object]  # one of a rollout's tools, called with its arguments by name
+
+
+class CallResult(Future[object]):
+    """The result of one tool call, started ahead of TRL's call; it knows which call it is the result of."""
+
+    def __init__(self, call: ToolCall) -> None:
+        super().__init__()
+        self.call = call
+
+
+class MakesInstances(Protocol):
+    """What start_instances needs of the rollout pool (training.environment.RolloutPool)."""
+
+    executor: Executor
+
+    def initial_state(self, instance: int) -> object: ...
 
 
 class TurnCalls:
     """One generation batch's tool calls: started together per turn, consumed in TRL's order."""
 
-    def __init__(self, completions: list[list[dict]], tools: list[dict[str, Callable]], workers: int,
+    def __init__(self, completions: list[list[dict[str, Any]]], tools: list[dict[str, Tool]], workers: int,
                  serial: bool) -> None:
         self.completions, self.tools, self.serial = completions, tools, serial
         self.pool = None if serial else ThreadPoolExecutor(max_workers=max(1, workers),
                                                            thread_name_prefix="arena-tools")
-        self.started: dict[int, list[Future]] = {}  # per assistant message (by id): one future per call
+        self.started: dict[int, list[CallResult]] = {}  # per assistant message (by id): one future per call
         self.taken: dict[int, int] = {}
         self.blocked_s = 0.0
         self._lock = threading.Lock()
 
-    def wrapped(self) -> list[dict[str, Callable]]:
+    def wrapped(self) -> list[dict[str, Tool]]:
         """The rollouts' tool dicts with every tool going through `call`."""
         return [{name: self._wrapper(rollout, name, tool) for name, tool in tools.items()}
                 for rollout, tools in enumerate(self.tools)]
@@ -48,7 +67,7 @@ class TurnCalls:
         if self.pool is not None:
             self.pool.shutdown(wait=True)
 
-    def _wrapper(self, rollout: int, name: str, tool: Callable) -> Callable:
+    def _wrapper(self, rollout: int, name: str, tool: Tool) -> Tool:
         def call(**arguments: object) -> object:
             started = time.perf_counter()
             try:
@@ -60,7 +79,7 @@ class TurnCalls:
         call.__name__ = name
         return call
 
-    def _future(self, rollout: int, name: str, arguments: dict) -> Future | None:
+    def _future(self, rollout: int, name: str, arguments: dict[str, Any]) -> CallResult | None:
         """This call's result, started with the whole turn's calls on its first call; None to call it directly."""
         message = self.completions[rollout][-1]
         with self._lock:
@@ -69,7 +88,7 @@ class TurnCalls:
             futures = self.started.get(id(message), [])
             index = self.taken.get(id(message), 0)
             self.taken[id(message)] = index + 1
-        if index >= len(futures) or futures[index].arena_call != (name, arguments):  # type: ignore[attr-defined]  # the call is noted on the future itself
+        if index >= len(futures) or futures[index].call != (name, arguments):
             return None
         return futures[index]
 
@@ -83,13 +102,9 @@ class TurnCalls:
                      if c.get("type") == "function" and c["function"]["name"] in self.tools[rollout]]
             self.started[id(message)] = self._run_in_order(rollout, calls)
 
-    def _run_in_order(self, rollout: int, calls: list[tuple[str, dict]]) -> list[Future]:
+    def _run_in_order(self, rollout: int, calls: list[ToolCall]) -> list[CallResult]:
         """One task per rollout runs its calls in their order; each call's result lands in its own future."""
-        futures: list[Future] = []
-        for call in calls:
-            future: Future = Future()
-            future.arena_call = call  # type: ignore[attr-defined]  # the call is noted on the future itself
-            futures.append(future)
+        futures = [CallResult(call) for call in calls]
 
         def run() -> None:
             for (name, arguments), future in zip(calls, futures, strict=True):
@@ -103,24 +118,27 @@ class TurnCalls:
         return futures
 
 
-def start_instances(pool: object, rows: list[dict]) -> None:
+def start_instances(pool: MakesInstances, rows: list[dict[str, Any]]) -> None:
     """Start making every instance the batch's rows name, on the rollout pool (a failure is seen by its reset)."""
     for instance in dict.fromkeys(int(row["instance"]) for row in rows if "instance" in row):
-        pool.executor.submit(pool.initial_state, instance)  # type: ignore[attr-defined]  # a RolloutPool, typed object
+        pool.executor.submit(pool.initial_state, instance)
 
 
-def overlapping_tools(trainer_class: type, workers: int, pool: object = None) -> type:
+def overlapping_tools(trainer_class: type, workers: int, pool: MakesInstances | None = None) -> type:
     """A GRPOTrainer subclass that starts a batch's instances together (with `pool`) and overlaps the tool calls of
     different rollouts."""
 
-    class OverlappingTools(trainer_class):  # type: ignore[misc, valid-type]  # a class made at run time from TRL's
-        def _generate_and_score_completions(self, inputs: list, *rest: object, **options: object) -> object:
+    class OverlappingTools(trainer_class):  # type: ignore[misc]  # its base is an argument: TRL's trainer, lazily imported
+        _sync_tool_dicts: list[dict[str, Tool]]  # TRL's: each rollout's tools by name
+
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]], *rest: object,
+                                            **options: object) -> object:
             if pool is not None:
                 start_instances(pool, inputs)
             return super()._generate_and_score_completions(inputs, *rest, **options)
 
-        def _tool_call_loop(self, prompts: list, prompt_ids: list, completion_ids: list, completions: list,
-                            *rest: object) -> object:
+        def _tool_call_loop(self, prompts: list[Any], prompt_ids: list[Any], completion_ids: list[Any],
+                            completions: list[list[dict[str, Any]]], *rest: object) -> object:
             turn = TurnCalls(completions, self._sync_tool_dicts, workers, os.environ.get(SERIAL_VARIABLE) == "1")
             originals, self._sync_tool_dicts = self._sync_tool_dicts, turn.wrapped()
             try:
