@@ -5,25 +5,29 @@ the weights stayed finite. A run without that evidence ends `no_effective_update
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, Any
 
 from taskpkg.run_manifest import RunStatus, TrainingManifest
+
+if TYPE_CHECKING:  # torch is imported by the trainer that hands the model over
+    import torch
 
 __all__ = ["RunStatus", "closing_block", "lora_change", "lora_snapshot", "no_update_reason", "update_evidence"]
 
 
-def lora_snapshot(model: object) -> dict:
+def lora_snapshot(model: torch.nn.Module) -> dict[str, torch.Tensor]:
     """A CPU copy of the trainable (LoRA) tensors, to compare with after training."""
     return {
         name: p.detach().to("cpu", copy=True)
-        for name, p in model.named_parameters()  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+        for name, p in model.named_parameters()
         if p.requires_grad
     }
 
 
-def lora_change(before: dict, model: object) -> dict:
+def lora_change(before: dict[str, torch.Tensor], model: torch.nn.Module) -> dict[str, Any]:
     """How the trainable tensors moved since `before`: LoRA-B (zero at the start) and LoRA-A tensors that changed,
     the largest absolute change of any element, and whether every weight is finite."""
-    after = dict(model.named_parameters())  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+    after = dict(model.named_parameters())
     counts = {"lora_b_tensors": 0, "lora_b_changed": 0, "lora_a_tensors": 0, "lora_a_changed": 0}
     largest, finite = 0.0, True
     for name, old in before.items():
@@ -44,7 +48,7 @@ def _finite(value: object) -> bool:
     return isinstance(value, int | float) and math.isfinite(value)
 
 
-def update_evidence(lines: list[dict], lora: dict) -> dict:
+def update_evidence(lines: list[dict[str, Any]], lora: dict[str, Any]) -> dict[str, Any]:
     """The run's evidence from its step lines and the LoRA change, with what is missing for an effective update."""
     judged = sum(line.get("judged", 0) for line in lines)
     lows = [line["reward_min"] for line in lines if line.get("reward_min") is not None]
@@ -83,7 +87,7 @@ def update_evidence(lines: list[dict], lora: dict) -> dict:
     return evidence
 
 
-def no_update_reason(evidence: dict) -> str:
+def no_update_reason(evidence: dict[str, Any]) -> str:
     """Why a run has no effective update, and what to look at."""
     return (
         "no effective update: " + "; ".join(evidence["missing"]) + ". GRPO learns only from groups whose rewards "

@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agents.models import LocalModel, ModelUnavailable, resolve_local_model
 from sandbox.sandbox import Sandbox
@@ -40,6 +41,9 @@ from training.recipe import Recipe
 from training.segments import SegmentClock
 from training.trainer import build_trainer, latest_checkpoint
 from training.warmup import warmed_base
+
+if TYPE_CHECKING:  # TRL is imported when the trainer is built (training.trainer)
+    from trl import GRPOTrainer
 
 
 class TrainingError(RuntimeError):
@@ -99,10 +103,10 @@ def check_machine(recipe: Recipe) -> int:
             import vllm  # noqa: F401
         except ImportError:
             raise TrainingError("the recipe generates with vLLM: pip install -e '.[gpu]'", environment=True) from None
-    return torch.cuda.device_count()
+    return int(torch.cuda.device_count())
 
 
-def base_model(recipe: Recipe, say: Callable[[str], None]) -> tuple[str, dict]:
+def base_model(recipe: Recipe, say: Callable[[str], None]) -> tuple[str, dict[str, Any]]:
     """The base the LoRA trains on (warm-up merged in where the recipe says) and how to name it in manifests."""
     spec = recipe.model.base
     try:
@@ -122,7 +126,7 @@ def base_model(recipe: Recipe, say: Callable[[str], None]) -> tuple[str, dict]:
                               "source": "local"}
 
 
-def prepare_output(out: Path, resume: bool, skip_preflight: bool, rerun: str) -> dict | None:
+def prepare_output(out: Path, resume: bool, skip_preflight: bool, rerun: str) -> dict[str, Any] | None:
     """An empty (or new) output folder, the folder of the run being resumed, or the folder of a run the pre-flight
     refused, trained anyway with --skip-preflight. Returns the pre-flight such a run overrides (or None); `rerun` is
     the command that trains anyway, for the message."""
@@ -210,12 +214,12 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     pool = RolloutPool(sandbox, package, chat.tools, recipe.episodes.concurrency)
     try:
         trainer = build_trainer(recipe, base, train_instances, pool, log, progress, out / CHECKPOINTS_DIR, gpus > 0)
-        before = lora_snapshot(trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
-        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+        before = lora_snapshot(trainer.model)
+        trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
     finally:
         pool.close()
     manifest.steps, manifest.trainer_summary, manifest.reward_curve = log.step, log.summary, log.curve[-500:]
-    moved = lora_change(before, trainer.model)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+    moved = lora_change(before, trainer.model)
     evidence = manifest.update_evidence = update_evidence(log.lines, moved)
     if log.stopped_because:
         return RunStatus.STOPPED, f"{log.stopped_because} (transcripts: {out / 'transcripts'})"
@@ -227,11 +231,11 @@ def _grpo(sandbox: Sandbox, package: TaskPackage, recipe: Recipe, base: str, tra
     return RunStatus.COMPLETED, None
 
 
-def _save_adapter(trainer: object, out: Path) -> None:
+def _save_adapter(trainer: GRPOTrainer, out: Path) -> None:
     """Write the adapter beside its place, then rename it in: never half an adapter."""
     staging = out / ".adapter-staging"
     shutil.rmtree(staging, ignore_errors=True)
-    trainer.model.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
-    trainer.processing_class.save_pretrained(staging)  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+    trainer.model.save_pretrained(staging)
+    trainer.processing_class.save_pretrained(staging)
     shutil.rmtree(out / ADAPTER_DIR, ignore_errors=True)
     staging.rename(out / ADAPTER_DIR)

@@ -39,7 +39,8 @@ class CallResult(Future[object]):
 class MakesInstances(Protocol):
     """What start_instances needs of the rollout pool (training.environment.RolloutPool)."""
 
-    executor: Executor
+    @property
+    def executor(self) -> Executor: ...
 
     def initial_state(self, instance: int) -> object: ...
 

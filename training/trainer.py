@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.backends.local_threads import use_cpu_threads
 from agents.chat import opening_messages
@@ -15,15 +15,20 @@ from training.metrics import Progress, RunLog
 from training.recipe import LoraSettings, Recipe, section
 from training.tool_overlap import overlapping_tools
 
+if TYPE_CHECKING:  # the training stack is imported when a trainer is built
+    from peft import LoraConfig
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+    from trl import GRPOConfig, GRPOTrainer
 
-def grpo_config(recipe: Recipe, output_dir: Path, gpu: bool) -> object:
+
+def grpo_config(recipe: Recipe, output_dir: Path, gpu: bool) -> GRPOConfig:
     """The GRPOConfig with every value from the recipe (it checks the hardware: bf16 needs a GPU)."""
     from trl import GRPOConfig
 
     return GRPOConfig(**grpo_arguments(recipe, output_dir, gpu))
 
 
-def grpo_arguments(recipe: Recipe, output_dir: Path, gpu: bool) -> dict:
+def grpo_arguments(recipe: Recipe, output_dir: Path, gpu: bool) -> dict[str, Any]:
     """GRPOConfig's arguments for a recipe, every value explicit."""
     grpo, generation, precision, vllm = recipe.grpo, recipe.generation, recipe.precision, recipe.generation.vllm
     return dict(
@@ -44,7 +49,7 @@ def grpo_arguments(recipe: Recipe, output_dir: Path, gpu: bool) -> dict:
         vllm_max_model_length=vllm.max_model_length if vllm else None, remove_unused_columns=False)
 
 
-def lora_config(settings: LoraSettings | Mapping[str, Any]) -> object:
+def lora_config(settings: LoraSettings | Mapping[str, Any]) -> LoraConfig:
     """PEFT's LoraConfig for a recipe's lora section (typed, or the mapping a recipe file writes)."""
     from peft import LoraConfig
 
@@ -55,7 +60,7 @@ def lora_config(settings: LoraSettings | Mapping[str, Any]) -> object:
 
 
 def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: RolloutPool, log: RunLog,
-                  progress: Progress, output_dir: Path, gpu: bool) -> object:
+                  progress: Progress, output_dir: Path, gpu: bool) -> GRPOTrainer:
     """A GRPOTrainer whose rollouts are sandbox episodes of `instances` (one dataset row per instance)."""
     import torch
     from datasets import Dataset
@@ -63,21 +68,21 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
     from trl import GRPOTrainer
 
     class StepLog(TrainerCallback):
-        def on_log(self, args: object, state: object, control: object, logs: dict | None = None,
-                   **kwargs: object) -> None:
+        def on_log(self, args: TrainingArguments, state: TrainerState, control: TrainerControl,
+                   logs: dict[str, Any] | None = None, **kwargs: object) -> None:
             if logs and "train_runtime" in logs:  # the run's closing summary, logged at the last step again
                 log.summary = {k: v for k, v in logs.items() if isinstance(v, int | float)}
                 return
-            line = log.write_step(state.global_step, logs or {})  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+            line = log.write_step(state.global_step, logs or {})
             progress.update(line)
             if log.stopped_because or log.loss_not_finite:  # a guard tripped, or the loss is NaN/inf: stop here
-                control.should_training_stop = True  # type: ignore[attr-defined]  # TRL and torch are imported lazily: typed object here
+                control.should_training_stop = True
 
     class ArenaGRPOTrainer(GRPOTrainer):
         """TRL's trainer, counting the generated tokens each batch trains on with a non-zero advantage."""
 
-        def _generate_and_score_completions(self, inputs: list[dict]) -> dict:
-            batch = super()._generate_and_score_completions(inputs)
+        def _generate_and_score_completions(self, inputs: list[dict[str, Any]]) -> dict[str, Any]:
+            batch: dict[str, Any] = super()._generate_and_score_completions(inputs)
             log.signal(signal_tokens(batch))
             return batch
 
@@ -97,7 +102,7 @@ def build_trainer(recipe: Recipe, base: str, instances: list[int], pool: Rollout
     return trainer
 
 
-def signal_tokens(batch: dict) -> int:
+def signal_tokens(batch: dict[str, Any]) -> int:
     """Completion tokens in a scored generation batch that the loss sees (tool results are masked out) and whose
     rollout's advantage is not zero: what the policy gradient is made of."""
     mask = batch["completion_mask"]
