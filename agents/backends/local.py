@@ -16,11 +16,15 @@ import copy
 import json
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from agents.backends.contract import BackendError, Reply, Sampling, template_options
 from agents.backends.local_dtype import local_dtype
 from agents.backends.local_threads import use_cpu_threads
 from agents.parse import parse_reply
+
+if TYPE_CHECKING:  # transformers is imported when a backend is made
+    from transformers import Cache
 
 
 class ContextFull(BackendError):
@@ -61,10 +65,10 @@ class LocalBackend:
         model.eval()
         self.model = model
         self.context_tokens = int(getattr(model.config, "max_position_embeddings", 0) or 8192)
-        self._caches: list[tuple[list[int], object]] = []  # (token ids the cache holds, the cache), newest last
+        self._caches: list[tuple[list[int], Cache]] = []  # (token ids the cache holds, the cache), newest last
         self.encoded_tokens = self.reused_tokens = 0  # prompt tokens encoded, and those taken from a kept cache
 
-    def reply(self, messages: list[dict], tools: list[dict], sampling: Sampling) -> Reply:
+    def reply(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], sampling: Sampling) -> Reply:
         """Render with the tokenizer's chat template (tools included), sample, and parse the calls."""
         torch = self._torch
         prompt = self.tokenizer.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=False,
@@ -92,12 +96,12 @@ class LocalBackend:
         return Reply(parse_reply(raw), raw, int(new.shape[0]), prompt_tokens)
 
 
-    def _reusable(self, ids: list[int]) -> object | None:
+    def _reusable(self, ids: list[int]) -> Cache | None:
         """A copy of the kept cache sharing the longest beginning with `ids`, cut to that beginning (leaving at
         least the prompt's last token to encode); None when none shares MIN_REUSE tokens."""
         best, shared = None, 0
         for held, cache in self._caches:
-            length = _common_prefix(held, ids, cache.get_seq_length())  # type: ignore[attr-defined]  # transformers' cache object is untyped here
+            length = _common_prefix(held, ids, cache.get_seq_length())
             if length > shared:
                 best, shared = cache, length
         shared = min(shared, len(ids) - 1)
@@ -106,12 +110,12 @@ class LocalBackend:
             return None
         self.reused_tokens += shared
         reused = copy.deepcopy(best)
-        surplus = reused.get_seq_length() - shared  # type: ignore[attr-defined]  # transformers' cache object is untyped here
+        surplus = reused.get_seq_length() - shared
         if surplus > 0:
-            reused.crop(-surplus)  # type: ignore[attr-defined]  # transformers' cache object is untyped here
+            reused.crop(-surplus)
         return reused
 
-    def _keep(self, ids: list[int], cache: object) -> None:
+    def _keep(self, ids: list[int], cache: Cache | None) -> None:
         """Keep a generation's cache (it holds every token but the last generated one), dropping the oldest."""
         if cache is None or not hasattr(cache, "crop"):
             return
