@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Iterator
 from typing import Any
 
+import docker
 import pytest
 
 from sandbox.cleanup import collect_garbage, labelled_images
@@ -57,7 +58,7 @@ def arena_resources(client: Any, owner: str = OWNER) -> tuple[list, list]:
 
 
 @pytest.fixture(scope="session")
-def engine() -> Iterator[object]:
+def engine() -> Iterator[docker.DockerClient]:
     """A client for the real engine. Skips without one locally; in CI (CI=true) a missing engine is a failure."""
     try:
         client = connect()

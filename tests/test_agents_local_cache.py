@@ -3,23 +3,28 @@ shares): the replies are those of a full re-encoding, and only the new tokens ar
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pytest
 
 from agents.backends import Sampling
 from agents.chat import SYSTEM_PROMPT
 from agents.tools import TOOL_SCHEMAS
 
+if TYPE_CHECKING:
+    from agents.backends.local import LocalBackend
+
 pytestmark = pytest.mark.slow
 
 
-def two_turns(backend: object, task: str, keep: bool) -> list[str]:
+def two_turns(backend: LocalBackend, task: str, keep: bool) -> list[str]:
     sampling = Sampling(max_new_tokens=12, temperature=0.0, seed=1)
     messages = [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": task}]
     replies = []
     for _ in range(2):
         if not keep:
-            backend._caches.clear()  # type: ignore[attr-defined]  # transformers' cache object is untyped here
-        reply = backend.reply(messages, list(TOOL_SCHEMAS), sampling)  # type: ignore[attr-defined]  # transformers' cache object is untyped here
+            backend._caches.clear()
+        reply = backend.reply(messages, list(TOOL_SCHEMAS), sampling)
         replies.append(reply.raw)
         messages += [{"role": "assistant", "content": reply.raw},
                      {"role": "user", "content": "That could not be read as a tool call; call a tool."}]

@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 from pathlib import Path
 
+import docker
 import pytest
 
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult
@@ -95,10 +96,10 @@ def test_a_default_check_has_twenty_trials_or_more_on_eight_instances() -> None:
     assert {t.instance for t in trials if t.role == "answer"} <= set(oracled)
 
 
-def test_workspace_files_go_into_a_container_and_come_back(engine: object) -> None:
+def test_workspace_files_go_into_a_container_and_come_back(engine: docker.DockerClient) -> None:
     written = {"flags.csv": WorkspaceFile(b"id,flag\n"), "deep/run.sh": WorkspaceFile(b"#!/bin/sh\n", 0o755)}
     client = engine
-    container = client.containers.create("debian:bookworm-slim", ["true"])  # type: ignore[attr-defined]  # the engine fixture is typed object
+    container = client.containers.create("debian:bookworm-slim", ["true"])
     try:
         container.put_archive("/", workspace_archive(written))
         assert read_workspace(container) == written
@@ -107,8 +108,8 @@ def test_workspace_files_go_into_a_container_and_come_back(engine: object) -> No
 
 
 @pytest.fixture(scope="module")
-def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]  # the engine fixture is typed object
+def sandbox(engine: docker.DockerClient) -> Iterator[Sandbox]:
+    with Sandbox(engine) as box:
         yield box
 
 

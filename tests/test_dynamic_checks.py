@@ -34,7 +34,7 @@ def package_dir(tmp_path: Path) -> Path:
     return make_valid_package(tmp_path / "environments")
 
 
-def dynamic(sandbox: Sandbox, package_dir: Path, probes: tuple[str, ...] = (), instances: int = 1):
+def dynamic(sandbox: Sandbox, package_dir: Path, probes: tuple[str, ...] | None = (), instances: int = 1):
     loaded = load_package(package_dir)
     assert loaded.package is not None, [d.to_dict() for d in loaded.diagnostics]
     return run_dynamic_checks(loaded.package, sandbox, instances=instances, probes=probes)
@@ -52,7 +52,7 @@ def test_valid_package_passes_every_dynamic_check(sandbox: Sandbox, package_dir:
     for rule in RULES.values():  # every dynamic rule's passing example is this package, unchanged
         if rule.category is Category.DYNAMIC:
             rule.passing.apply(package_dir)
-    result = dynamic(sandbox, package_dir, probes=None, instances=2)  # type: ignore[arg-type]  # None: every probe
+    result = dynamic(sandbox, package_dir, probes=None, instances=2)  # None: every probe
     assert errors(result) == set(), [d.message for d in result.diagnostics]
     assert {t["check_id"] for t in result.trials} >= {"ARENA702", "ARENA703", "ARENA704", "ARENA705", "ARENA707",
                                                       "ARENA713", "ARENA714", "ARENA716"}

@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import docker
 import pytest
 
 from sandbox.sandbox import Sandbox
@@ -38,8 +39,8 @@ HELD = sorted([*ROOT.glob("environments/*/task.md"), *ROOT.glob("suites/sample/p
 
 
 @pytest.fixture(scope="module")
-def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]  # the engine fixture is typed object
+def sandbox(engine: docker.DockerClient) -> Iterator[Sandbox]:
+    with Sandbox(engine) as box:
         yield box
 
 

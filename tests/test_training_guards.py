@@ -9,6 +9,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import docker
 import pytest
 
 from agents.tools import TOOL_SCHEMAS, ToolSettings
@@ -184,8 +185,8 @@ def test_a_job_whose_training_had_no_effective_update_stops_before_scoring(tmp_p
 
 
 @pytest.fixture(scope="module")
-def sandbox(engine: object) -> Iterator[Sandbox]:
-    with Sandbox(engine) as box:  # type: ignore[arg-type]  # the engine fixture is typed object
+def sandbox(engine: docker.DockerClient) -> Iterator[Sandbox]:
+    with Sandbox(engine) as box:
         yield box
 
 

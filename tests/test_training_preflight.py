@@ -43,7 +43,8 @@ def test_a_refusal_says_why_and_how_many_samples_it_took() -> None:
     verdict = {"decision": "refuse", "reason": "0 of 49 groups carry signal", "signal_share": [0.0, 0.09],
                "groups": 49, "with_signal": 0}
     report = {**summary(samples({1: [0.0, 0.0]}), 2, 0.95), "threshold": 0.1, "verdict": verdict}
-    assert "0 of 49" in refusal(report) and "--skip-preflight" in refusal(report)  # type: ignore[operator]  # a refusing report: refusal is a str
+    reason = refusal(report)
+    assert reason is not None and "0 of 49" in reason and "--skip-preflight" in reason
     assert one_line(report).startswith("refuse: 0/49 groups of 2 carry signal (share 0.00–0.09, threshold 0.10)")
     assert refusal({**report, "verdict": {**verdict, "decision": "inconclusive"}}) is None
 
