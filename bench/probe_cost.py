@@ -29,15 +29,17 @@ sys.path.insert(0, str(ROOT))
 from sandbox.engine import OWNER_VARIABLE  # noqa: E402
 from sandbox.sandbox import Sandbox  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
+from taskpkg.package import TaskPackage  # noqa: E402
 from validators.dynamic import READ_PROBE, STEER_PROBE, run_dynamic_checks  # noqa: E402
 
 os.environ.setdefault(OWNER_VARIABLE, f"bench-{uuid.uuid4().hex[:10]}")
 
 
-def timed(sandbox: Sandbox, package: object, instances: int, probes: tuple[str, ...]) -> tuple[float, list[dict]]:
+def timed(sandbox: Sandbox, package: TaskPackage, instances: int,
+          probes: tuple[str, ...]) -> tuple[float, list[dict]]:
     """Wall seconds of one dynamic run, and its trials."""
     started = time.perf_counter()
-    result = run_dynamic_checks(package, sandbox, instances=instances, probes=probes)  # type: ignore[arg-type]  # argparse's list for the tuple
+    result = run_dynamic_checks(package, sandbox, instances=instances, probes=probes)
     assert not result.diagnostics, [d.message for d in result.diagnostics]
     return time.perf_counter() - started, result.trials
 
