@@ -68,6 +68,7 @@ class ContainerVerifier:
         self.tracker, self.package, self.instance = tracker, package, instance
         self.container: Container | None = None
         self._root: Channel | None = None
+        self._scripted = False  # batch_reset.py and the loader written into the container
         self._sandbox_id, self._snapshot, self._made = sandbox_id, snapshot, made if made is not None else []
         self._saved = False
         self._extra: tuple[str, ...] = ()
@@ -80,18 +81,20 @@ class ContainerVerifier:
              extra: tuple[str, ...]) -> ContainerVerifier:
         """Save a running episode's folders now, through its set-up's root channel (before the agent's files, the
         `extra` paths, arrive and before it acts), to verify later submissions on this state in this container."""
-        kept = cls.here(tracker, package, instance, container)
+        kept = cls.here(tracker, package, instance, container, root)
         kept._extra = extra
-        _write_scripts(root)
-        _run(root, "save", 0, extra, {})
+        _run(kept._channel(), "save", 0, extra, {})
         kept._saved = True
         return kept
 
     @classmethod
-    def here(cls, tracker: Tracker, package: TaskPackage, instance: int, container: Container) -> ContainerVerifier:
-        """An episode's own container, to verify its final state where it is."""
+    def here(cls, tracker: Tracker, package: TaskPackage, instance: int, container: Container,
+             root: Channel | None = None) -> ContainerVerifier:
+        """An episode's own container, to verify its final state where it is (through `root`, a root channel already
+        open to it, when there is one: the verifier closes it)."""
         made = cls(tracker, package, instance)
         made.container = container
+        made._root = root
         return made
 
     def stop_agent(self) -> None:
@@ -125,6 +128,7 @@ class ContainerVerifier:
         if self._root is not None:
             self._root.close()
             self._root = None
+            self._scripted = False
 
     def close(self) -> None:
         """Release the channel and the container."""
@@ -169,8 +173,10 @@ class ContainerVerifier:
                                              self._sandbox_id, self.package.name)
             self._made.append(self.container.id)
         if self._root is None:
-            self._root = Channel(self.tracker.client, self.container, "0")
+            self._root, self._scripted = Channel(self.tracker.client, self.container, "0"), False
+        if not self._scripted:
             _write_scripts(self._root)
+            self._scripted = True
         return self._root
 
     def _verify(self, step: str, files: Files, command: list[str] | None) -> Reward | VerifierError | None:

@@ -31,7 +31,6 @@ from sandbox.instances import (
     provision_files,
     root_channel,
     scenes_for,
-    write_as_root,
 )
 from sandbox.layout import AGENT_USER, WORKSPACE
 from sandbox.outcomes import EpisodeOutcome, EpisodeResult, InitialState, LimitHit
@@ -89,6 +88,7 @@ class EpisodeSession:
         self._share_initial = share_initial
         self._container: Container | None = None
         self._channel: Channel | None = None
+        self._root: Channel | None = None  # setup's root server, kept to stop and verify a trusted agent in place
         self._watch: contextlib.AbstractContextManager | None = None
         self._stopped_watch: contextlib.AbstractContextManager | None = None
         self._scenes: list[ScenePrompt] = []
@@ -233,6 +233,9 @@ class EpisodeSession:
         self._closed = True
         self._ended = True
         self._stop_acting()
+        if self._root is not None:
+            self._root.close()
+            self._root = None
         self.sandbox.tracker.discard(self._made, self._snapshots)
         if self._started_at:
             self.result.timings["total_s"] = time.perf_counter() - self._started_at
@@ -290,7 +293,8 @@ class EpisodeSession:
     # -- set-up, storage, freezing and verification --------------------------------------------------------------
 
     def _set_up(self) -> list[ScenePrompt]:
-        """Make the instance (or take it from start_from), share it if asked, then place the agent's files."""
+        """Make the instance (or take it from start_from), share it if asked, then place the agent's files. A trusted
+        agent's session keeps the root server setup used, to stop and verify it in place without starting another."""
         assert self._container is not None
         provisions = provision_files(self._provision)
         client = self.sandbox.client
@@ -298,9 +302,12 @@ class EpisodeSession:
             self.result.prompt_values = self._start_from.prompt_values
             scenes = scenes_for(self.package, self.result.prompt_values)
             if provisions:
-                write_as_root(client, self._container, provisions)
+                with root_channel(client, self._container, keep=self._in_place) as root:
+                    for path, data in provisions:
+                        root.write_file(path, data)
+                self._root = root if self._in_place else None
             return scenes
-        with root_channel(client, self._container) as root:
+        with root_channel(client, self._container, keep=self._in_place) as root:
             self.result.prompt_values = generate(root, self.package, self.result.instance)
             scenes = scenes_for(self.package, self.result.prompt_values)
             if self._keep_files:
@@ -315,6 +322,8 @@ class EpisodeSession:
                                                     self._container, root, own)
             for path, data in provisions:
                 root.write_file(path, data)
+        if self._in_place and self._kept is None:
+            self._root = root
         return scenes
 
     def _storage_watch(self) -> contextlib.AbstractContextManager:
@@ -364,7 +373,8 @@ class EpisodeSession:
         state is frozen and verified in a fresh container)."""
         assert self._container is not None
         verifier = self._kept or ContainerVerifier.here(self.sandbox.tracker, self.package, self.result.instance,
-                                                        self._container)
+                                                        self._container, self._root)
+        self._root = None  # the verifier's now: it closes it
         started = time.perf_counter()
         try:
             verifier.stop_agent()

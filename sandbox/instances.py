@@ -74,24 +74,22 @@ def provision_files(files: dict[str, bytes]) -> list[tuple[str, bytes]]:
 
 
 @contextlib.contextmanager
-def root_channel(client: docker.DockerClient, container: Container) -> Iterator[Channel]:
-    """A channel to a root server for setup, closed afterwards. A broken channel is a SetupError: the image could not
-    run the arena's server (no python3 or sh), or setup killed it."""
+def root_channel(client: docker.DockerClient, container: Container, keep: bool = False) -> Iterator[Channel]:
+    """A channel to a root server for setup, closed afterwards (`keep`: left open for the caller when setup went
+    well). A broken channel is a SetupError: the image could not run the arena's server (no python3 or sh), or setup
+    killed it."""
     root = Channel(client, container, "0")
     try:
         yield root
     except ChannelClosed as exc:
+        root.close()
         raise SetupError(f"the arena's command server stopped during setup ({exc}); the image must provide python3 "
                          "and sh (docs/SPEC.md, Runtime contract)") from None
-    finally:
+    except BaseException:
         root.close()
-
-
-def write_as_root(client: docker.DockerClient, container: Container, files: list[tuple[str, bytes]]) -> None:
-    """Place files through a short-lived root channel."""
-    with root_channel(client, container) as root:
-        for path, data in files:
-            root.write_file(path, data)
+        raise
+    if not keep:
+        root.close()
 
 
 def _prompt_values(made: CommandResult) -> dict:

@@ -83,3 +83,29 @@ def test_the_oracles_container_verifies_in_place_then_the_instance_as_made(sandb
     made_files = sorted(oracle.initial_files or {})
     assert [one.verdict for one in done] == [Reward(1.0, {"answer": made_files})] * 2  # the oracle's work undone
     assert made == []  # no container but the oracle's own
+
+
+@pytest.mark.parametrize("start_from_state", [False, True])
+def test_a_trusted_episode_is_set_up_stopped_and_verified_through_one_root_server(
+        sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, start_from_state: bool) -> None:
+    """Each command server is an exec (a runc process and a Python start in the container): a trusted agent's episode
+    verified in place starts two, the root server setup used (kept to stop and verify it) and the agent's own."""
+    package = marking_package(tmp_path, "/tmp/arena-seen/mark")
+    state = sandbox.initial_state(package, 2) if start_from_state else None
+    users: list[str] = []
+    exec_create = sandbox.client.api.exec_create
+
+    def counted(container: str, command: list[str], **options: object) -> dict:
+        if "the sandbox's command channel" in command[-1][:200]:
+            users.append(str(options.get("user")))
+        return exec_create(container, command, **options)
+
+    monkeypatch.setattr(sandbox.client.api, "exec_create", counted)
+    try:
+        result = sandbox.run_episode(package, 2, oracle_agent(package), start_from=state, verify_in_place=True)
+    finally:
+        monkeypatch.undo()
+        if state is not None:
+            sandbox.release(state)
+    assert result.reward == 1.0, result.error
+    assert sorted(users) == ["0", "1000:1000"], users
