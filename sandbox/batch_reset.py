@@ -10,9 +10,10 @@ own files under /arena), and unpacks them again exactly as saved (owners, modes,
 every process but the container's own (an agent's, to verify its final state where it is), and `stop` does only that,
 verifying nothing. Saving and resetting then
 unpack the submission, if one was sent, over /workspace (a file in its way is replaced, as the engine's own archive
-upload replaces it) and mark the time.
+upload replaces it) and mark the time. `reset-only` and `restore-only` put the state back and mark the time without
+verifying: another trusted agent acts on the instance as made next.
 
-    python3 -I -S batch_reset.py save|first|reset|restore|kill|stop FOLDER TIMEOUT [EXTRA...]
+    python3 -I -S batch_reset.py save|first|reset|restore|reset-only|restore-only|kill|stop FOLDER TIMEOUT [EXTRA...]
 
 `restore` is `reset` where the host has checked the container's own layer for changes elsewhere instead.
 """
@@ -165,7 +166,7 @@ def main():
         if step in ("save", "first"):
             save(pristine)
         else:
-            reset(folder, pristine, extra, checked=step == "restore")
+            reset(folder, pristine, extra, checked=step.startswith("restore"))
         if os.path.exists(submission):
             unpack_over(submission)
             os.unlink(submission)
@@ -173,7 +174,7 @@ def main():
             listing.write(parents_listing(folder, extra))
         with open(os.path.join(folder, "marker"), "w"):
             pass
-    if step not in ("save", "stop"):
+    if step not in ("save", "stop", "reset-only", "restore-only"):
         verify(folder, timeout)
         kill_strays()  # nothing the verifier left runs on until the next step
 

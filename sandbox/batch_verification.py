@@ -123,6 +123,22 @@ class ContainerVerifier:
         self._saved = True
         return Verified(verdict, time.perf_counter() - started)
 
+    def prepare(self, extra: tuple[str, ...]) -> bool:
+        """Put the saved state back for another trusted agent to act on here (its own files at the `extra` paths,
+        removed at every later step); False (nothing done) when something changed outside what is put back."""
+        if not self._saved or self.container is None:
+            return False
+        changed = self._changed_elsewhere()
+        if changed:
+            return False
+        self._extra = tuple(sorted({*self._extra, *extra}))
+        step = "reset-only" if changed is None else "restore-only"
+        return _run(self._channel(), step, 0, self._extra, {}) is not None
+
+    def root_channel(self) -> Channel:
+        """The root channel to the container (opened on first use), for an agent's files."""
+        return self._channel()
+
     def release_channel(self) -> None:
         """Close the root channel (the container stays)."""
         if self._root is not None:
@@ -222,7 +238,7 @@ def _run(root: Channel, step: str, timeout_s: float, extra: tuple[str, ...],
                         max_output=MAX_LOADER_STDOUT + 1024)
     except ChannelClosed as exc:
         raise BatchFailed(str(exc)) from None
-    if done.exit_code == FOREIGN_WRITES and step in ("reset", "restore"):
+    if done.exit_code == FOREIGN_WRITES and step in ("reset", "restore", "reset-only", "restore-only"):
         return None
     if done.exit_code != 0 or done.timed_out:
         raise BatchFailed(f"{step}: exit {done.exit_code}: {done.stderr[-400:]}")

@@ -28,6 +28,7 @@ from sandbox.instances import (
     PromptValueMissing,
     SetupError,
     generate,
+    own_folders,
     provision_files,
     root_channel,
     scenes_for,
@@ -74,11 +75,13 @@ class EpisodeSession:
                  provision: dict[str, bytes] | None = None, start_from: InitialState | None = None,
                  share_initial: Callable[[InitialState], None] | None = None,
                  verifier_command: list[str] | None = None, keep_files: bool = False,
-                 verify_in_place: bool = False, keep_for: Callable[[ContainerVerifier], None] | None = None) -> None:
+                 verify_in_place: bool = False, keep_for: Callable[[ContainerVerifier], None] | None = None,
+                 start_in: ContainerVerifier | None = None) -> None:
         self.sandbox = sandbox
-        self._in_place = verify_in_place or keep_for is not None
+        self._in_place = verify_in_place or keep_for is not None or start_in is not None
         self._keep_for = keep_for
-        self._kept: ContainerVerifier | None = None
+        self._start_in = start_in if start_in is not None and start_in.container is not None else None
+        self._kept: ContainerVerifier | None = self._start_in
         self._verifier_command = verifier_command  # validation's traced verifier run (sandbox.verification)
         self._keep_files = keep_files
         self.package = package
@@ -117,10 +120,13 @@ class EpisodeSession:
         time (limits.agent_timeout_s) starts at its first action instead (a trainer that starts containers ahead of
         generating does not spend the agent's time on waiting)."""
         self._started_at = time.perf_counter()
-        tag = self._start_from.image if self._start_from else self.sandbox.image(self.package).tag
-        self._container = start_container(self.sandbox.tracker, tag, self.package.limits, "agent",
-                                          self.sandbox.sandbox_id, self.package.name)
-        self._made.append(self._container.id)
+        if self._start_in is not None:
+            self._container = self._start_in.container
+        else:
+            tag = self._start_from.image if self._start_from else self.sandbox.image(self.package).tag
+            self._container = start_container(self.sandbox.tracker, tag, self.package.limits, "agent",
+                                              self.sandbox.sandbox_id, self.package.name)
+        self._made.append(self._container.id)  # a borrowed container too: it is handed back only once verified
         try:
             self._scenes = self._set_up()
         except SetupError as exc:
@@ -301,7 +307,9 @@ class EpisodeSession:
         if self._start_from is not None:
             self.result.prompt_values = self._start_from.prompt_values
             scenes = scenes_for(self.package, self.result.prompt_values)
-            if provisions:
+            if provisions and self._start_in is not None:
+                _place(self._start_in, provisions)
+            elif provisions:
                 with root_channel(client, self._container, keep=self._in_place) as root:
                     for path, data in provisions:
                         root.write_file(path, data)
@@ -317,9 +325,8 @@ class EpisodeSession:
                 self._share_initial(InitialState(self.package.name, self.result.instance, image,
                                                  self.result.prompt_values))
             if self._keep_for is not None:
-                own = tuple(sorted({"/".join(path.split("/")[:3]) for path, _ in provisions}))
                 self._kept = ContainerVerifier.keep(self.sandbox.tracker, self.package, self.result.instance,
-                                                    self._container, root, own)
+                                                    self._container, root, own_folders(provisions))
             for path, data in provisions:
                 root.write_file(path, data)
         if self._in_place and self._kept is None:
@@ -399,6 +406,16 @@ class EpisodeSession:
         """Score the snapshot in a fresh container (sandbox.verification)."""
         verify_into(self.result, self.sandbox.tracker, self.sandbox.sandbox_id, snapshot, self.package, self._made,
                     self._verifier_command)
+
+
+def _place(kept: ContainerVerifier, files: list[tuple[str, bytes]]) -> None:
+    """Write an agent's files through a kept container's root channel; a broken channel is a SetupError."""
+    try:
+        root = kept.root_channel()
+        for path, data in files:
+            root.write_file(path, data)
+    except (ChannelClosed, BatchFailed, DockerException) as exc:
+        raise SetupError(f"the arena's command server stopped while placing the agent's files ({exc})") from None
 
 
 def _peak_memory_mb(channel: Channel) -> float | None:

@@ -73,6 +73,12 @@ def provision_files(files: dict[str, bytes]) -> list[tuple[str, bytes]]:
     return placed
 
 
+def own_folders(placed: list[tuple[str, bytes]]) -> tuple[str, ...]:
+    """The folders under /arena that an agent's placed files make (/arena/oracle, say): removed when a container is
+    put back for another agent."""
+    return tuple(sorted({"/".join(path.split("/")[:3]) for path, _ in placed}))
+
+
 @contextlib.contextmanager
 def root_channel(client: docker.DockerClient, container: Container, keep: bool = False) -> Iterator[Channel]:
     """A channel to a root server for setup, closed afterwards (`keep`: left open for the caller when setup went

@@ -71,7 +71,8 @@ class Sandbox:
                      share_initial: Callable[[InitialState], None] | None = None,
                      verifier_command: list[str] | None = None, keep_files: bool = False,
                      verify_in_place: bool = False,
-                     keep_for: Callable[[ContainerVerifier], None] | None = None) -> EpisodeSession:
+                     keep_for: Callable[[ContainerVerifier], None] | None = None,
+                     start_in: ContainerVerifier | None = None) -> EpisodeSession:
         """A step-wise episode (not started yet): call start(), then step() per action, then finish().
 
         `start_from` skips the generator: the agent container starts from that committed instance (the fast path
@@ -83,22 +84,26 @@ class Sandbox:
         killed (validation's trusted agents: the oracle and the arena's own probes; never for scores);
         `keep_for` also saves the instance as made before the agent acts and hands that container over afterwards,
         to verify other submissions on the instance in it (sandbox.batch_verification).
+        `start_in` acts in such a kept container instead of a fresh one (`start_from` gives the instance's values): one
+        prepared for a trusted agent (ContainerVerifier.prepare), handed back through `keep_for` once its final state
+        is verified in place, else removed.
         """
         return EpisodeSession(self, package, instance, agent_name, provision=provision, start_from=start_from,
                               share_initial=share_initial, verifier_command=verifier_command, keep_files=keep_files,
-                              verify_in_place=verify_in_place, keep_for=keep_for)
+                              verify_in_place=verify_in_place, keep_for=keep_for, start_in=start_in)
 
     def run_episode(self, package: TaskPackage, instance: int, agent: Agent, *,
                     start_from: InitialState | None = None,
                     share_initial: Callable[[InitialState], None] | None = None,
                     verifier_command: list[str] | None = None, keep_files: bool = False,
                     verify_in_place: bool = False,
-                    keep_for: Callable[[ContainerVerifier], None] | None = None) -> EpisodeResult:
+                    keep_for: Callable[[ContainerVerifier], None] | None = None,
+                    start_in: ContainerVerifier | None = None) -> EpisodeResult:
         """One full episode of a pull-style `agent` (agent.act(observation) -> action), driven over a session."""
         with self.open_episode(package, instance, agent.name, provision=agent.provision(package),
                                start_from=start_from, share_initial=share_initial,
                                verifier_command=verifier_command, keep_files=keep_files,
-                               verify_in_place=verify_in_place, keep_for=keep_for) as session:
+                               verify_in_place=verify_in_place, keep_for=keep_for, start_in=start_in) as session:
             observation = session.start()
             while observation is not None and not session.done:
                 try:

@@ -10,12 +10,14 @@ import pytest
 
 from agents.scripted import oracle_agent
 from sandbox.batch_verification import verify_batch
+from sandbox.engine import LABEL_KIND
 from sandbox.reward import Reward
 from sandbox.sandbox import Sandbox
 from sandbox.workspace_files import WorkspaceFile
 from taskpkg.loader import load_package
 from taskpkg.package import TaskPackage
 from tests.support.packages import make_valid_package
+from validators.dynamic import READ_PROBE, STEER_PROBE, run_dynamic_checks
 
 # Scores 1 only where it has not run before in this container (it leaves a mark at SEEN), and says whether the
 # submission's file is in the workspace.
@@ -109,3 +111,29 @@ def test_a_trusted_episode_is_set_up_stopped_and_verified_through_one_root_serve
             sandbox.release(state)
     assert result.reward == 1.0, result.error
     assert sorted(users) == ["0", "1000:1000"], users
+
+
+@pytest.mark.parametrize(("seen", "own_containers"), [("/tmp/arena-seen/mark", 0), ("/opt/arena-seen/mark", 6)])
+def test_the_trusted_probes_act_in_the_oracles_container_unless_it_changed_elsewhere(
+        sandbox: Sandbox, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seen: str, own_containers: int) -> None:
+    """The reading and steering probes (three instances each) act in the oracle's container on their instance, put
+    back as made; where the oracle's verification wrote outside what is put back, each starts a container of its
+    own from the instance as committed. Either way every probe's final state is verified."""
+    package = marking_package(tmp_path, seen)
+    kinds: list[str] = []
+    create = sandbox.client.api.create_container
+
+    def counted(*args: object, **options: object) -> dict:
+        made = create(*args, **options)  # (a refused first try, with a storage size, is not a container)
+        kinds.append(str(dict(options.get("labels") or {}).get(LABEL_KIND)))
+        return made
+
+    monkeypatch.setattr(sandbox.client.api, "create_container", counted)
+    try:
+        result = run_dynamic_checks(package, sandbox, instances=3, probes=(READ_PROBE, STEER_PROBE))
+    finally:
+        monkeypatch.undo()
+    trusted = [t for t in result.trials if t["agent"] in ("probe:read-answers", "probe:steer-verifier")]
+    assert len(trusted) == 6 and all(t["reward"] is not None for t in trusted), trusted
+    oracles = sum(t["agent"] == "oracle" for t in result.trials)  # three, and the determinism trial's
+    assert kinds.count("agent") == oracles + own_containers, kinds

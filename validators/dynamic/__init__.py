@@ -9,15 +9,19 @@ import json
 import math
 import os
 import threading
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
 
+from docker.errors import DockerException
+
 from agents.scripted import NOP_FLOOR, nop_agent, oracle_agent
 from sandbox.agent_interface import Agent
-from sandbox.batch_verification import ContainerVerifier
+from sandbox.batch_verification import BatchFailed, ContainerVerifier
 from sandbox.images import BuildFailed
+from sandbox.instances import own_folders, provision_files
 from sandbox.outcomes import EpisodeOutcome
 from sandbox.sandbox import EpisodeResult, InitialState, Sandbox
 from sandbox.workspace_files import WorkspaceFile
@@ -79,7 +83,8 @@ class Role(StrEnum):
 
 
 VERIFIED_TOGETHER = (Role.NOP, Role.ANSWER)  # roles that verify an instance's initial state: one unit per instance
-TRUSTED = (Role.READ, Role.STEER)  # the arena's own probes (beside the oracle): their final state is verified in place
+TRUSTED = (Role.READ, Role.STEER)  # the arena's own probes (beside the oracle): their final state is verified in place,
+# and they act in the oracle's container on their instance, put back as made, when nothing changed outside what is
 
 
 @dataclass(frozen=True)
@@ -170,6 +175,7 @@ def run_dynamic_checks(package: TaskPackage, sandbox: Sandbox, instances: int = 
     scanner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-leak-scan")
     leaks = scanner.submit(scan_image, sandbox.client, built.tag, package)
     trials = _TrialRunner(package, sandbox, on_trial)
+    trials.expect(planned)
     pool = ThreadPoolExecutor(max_workers=workers or default_workers(package))
     try:
         results = _in_units(planned, pool, trials)
@@ -199,11 +205,16 @@ def _in_units(planned: list[PlannedTrial], pool: ThreadPoolExecutor, runner: _Tr
     stay honest (sandbox.batch_verification), after every other unit: the answer trials wait for every oracle."""
     alone: list[list[int]] = []
     together: dict[int, list[int]] = {}
+    trusted: dict[int, list[int]] = {}  # an instance's trusted probes, one after the other in its oracle's container
     for index, trial in enumerate(planned):
         if trial.role in VERIFIED_TOGETHER:
             together.setdefault(trial.instance, []).append(index)
+        elif trial.role in TRUSTED and trial.instance in trusted:
+            trusted[trial.instance].append(index)
         else:
             alone.append([index])
+            if trial.role in TRUSTED:
+                trusted[trial.instance] = alone[-1]
     units = alone + list(together.values())
     results: list[EpisodeResult | None] = [None] * len(planned)
     for unit, done in zip(units, pool.map(lambda u: runner.run_unit([planned[i] for i in u]), units), strict=True):
@@ -228,11 +239,21 @@ class _TrialRunner:
         self._setup_failed: dict[int, EpisodeResult] = {}
         self._kept: dict[int, ContainerVerifier] = {}
         self._lock = threading.Lock()
+        self._kept_free = threading.Condition(self._lock)
+        self._borrowed: set[int] = set()
+        self._trusted_left: Counter[int] = Counter()  # trusted probes still to act in an instance's container
+        self._abandoned = False
+
+    def expect(self, planned: list[PlannedTrial]) -> None:
+        """Note the trusted probes planned on each instance: its verifications wait for them to be done with it."""
+        with self._lock:
+            self._trusted_left.update(t.instance for t in planned if t.role in TRUSTED)
 
     def run_unit(self, trials: list[PlannedTrial]) -> list[EpisodeResult]:
-        """One trial's episode, or one instance's verifications together."""
-        if len(trials) == 1 and trials[0].role not in VERIFIED_TOGETHER:
-            return [self.run(trials[0])]
+        """One trial's episode (or an instance's trusted probes, one after the other), or one instance's
+        verifications together."""
+        if all(trial.role not in VERIFIED_TOGETHER for trial in trials):
+            return [self.run(trial) for trial in trials]
         instance = trials[0].instance
         state = self._shared_state(instance).result()
         results: list[EpisodeResult | None] = [None] * len(trials)
@@ -261,6 +282,16 @@ class _TrialRunner:
 
     def run(self, trial: PlannedTrial) -> EpisodeResult:
         """One trial's episode."""
+        try:
+            result = self._episode(trial)
+        finally:
+            if trial.role in TRUSTED:
+                self._trusted_done(trial.instance)
+        if self.on_trial:
+            self.on_trial(f"{trial.role} {result.agent} #{trial.instance}")
+        return result
+
+    def _episode(self, trial: PlannedTrial) -> EpisodeResult:
         if trial.role == Role.ORACLE:
             result = self._run_sharing(trial)
         elif trial.role == Role.INSTANCE:
@@ -273,13 +304,42 @@ class _TrialRunner:
             agent = trial.make_agent()
             if state is None:  # the instance could not be made: the same failure as the episode that tried
                 result = self._not_made(trial.instance, agent.name)
+            elif trial.role in TRUSTED:
+                result = self._run_trusted(trial, agent, state)
             else:
                 command = list(trial.verifier_command) if trial.verifier_command else None
                 result = self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state,
-                                                  verifier_command=command, verify_in_place=trial.role in TRUSTED)
-        if self.on_trial:
-            self.on_trial(f"{trial.role} {result.agent} #{trial.instance}")
+                                                  verifier_command=command)
         return result
+
+    def _run_trusted(self, trial: PlannedTrial, agent: Agent, state: InitialState) -> EpisodeResult:
+        """A trusted probe, verified in place: in the oracle's container on its instance (put back as made) when it
+        is free and nothing changed there outside what is put back, else in a fresh container from the instance."""
+        command = list(trial.verifier_command) if trial.verifier_command else None
+        kept = self._borrow(trial.instance, own_folders(provision_files(agent.provision(self.package))))
+        try:
+            return self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state,
+                                            verifier_command=command, verify_in_place=True, start_in=kept,
+                                            keep_for=(lambda back: self._keep(trial.instance, back)) if kept else None)
+        finally:
+            self._give_back(trial.instance)
+
+    def _borrow(self, instance: int, own: tuple[str, ...]) -> ContainerVerifier | None:
+        """The oracle's container on this instance, once its trial is done, put back as made for an agent whose files
+        go in `own`; None when there is none or it cannot be put back (the instance is then started afresh)."""
+        with contextlib.suppress(Exception):
+            self._oracle_run(instance).result()
+        kept = self._take_kept(instance, borrow=True)
+        if kept is None:
+            return None
+        try:
+            if kept.prepare(own):
+                return kept
+        except (BatchFailed, DockerException):
+            kept.close()
+            return None
+        self._keep(instance, kept)  # changed elsewhere: its verifications go to fresh containers (verify_batch)
+        return None
 
     def _run_sharing(self, trial: PlannedTrial) -> EpisodeResult:
         shared = self._shared_state(trial.instance)
@@ -329,10 +389,30 @@ class _TrialRunner:
         with self._lock:
             self._kept[instance] = kept
 
-    def _take_kept(self, instance: int) -> ContainerVerifier | None:
-        """The oracle's container on this instance, kept for its verifications (each instance's is taken once)."""
-        with self._lock:
-            return self._kept.pop(instance, None)
+    def _take_kept(self, instance: int, borrow: bool = False) -> ContainerVerifier | None:
+        """The oracle's container on this instance, kept for its verifications (each instance's is taken once), once
+        no trusted probe has it or is still to act in it; `borrow`: a trusted probe's, handed back through _keep and
+        _give_back."""
+        with self._kept_free:
+            while not self._abandoned and (instance in self._borrowed
+                                           or (not borrow and self._trusted_left[instance] > 0)):
+                self._kept_free.wait()
+            kept = self._kept.pop(instance, None)
+            if borrow and kept is not None:
+                self._borrowed.add(instance)
+            return kept
+
+    def _give_back(self, instance: int) -> None:
+        """A trusted probe is done with the instance's container (it is back in _kept if it is still good)."""
+        with self._kept_free:
+            self._borrowed.discard(instance)
+            self._kept_free.notify_all()
+
+    def _trusted_done(self, instance: int) -> None:
+        """A trusted probe planned on this instance has run (or failed): one fewer to wait for."""
+        with self._kept_free:
+            self._trusted_left[instance] -= 1
+            self._kept_free.notify_all()
 
     def _oracle_run(self, instance: int) -> Future[EpisodeResult]:
         with self._lock:
@@ -343,7 +423,10 @@ class _TrialRunner:
             return self._shared.setdefault(instance, Future())
 
     def abandon(self) -> None:
-        """Wake every trial still waiting for a shared instance: there will be none."""
+        """Wake every trial still waiting for a shared instance or container: there will be none."""
+        with self._kept_free:
+            self._abandoned = True
+            self._kept_free.notify_all()
         with self._lock:
             waiting = [f for f in self._shared.values() if not f.done()]
             oracles = [f for f in self._oracle.values() if not f.done()]
