@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from collections.abc import Callable
@@ -40,6 +41,7 @@ class Tracker:
         self._reaper = ThreadPoolExecutor(max_workers=2, thread_name_prefix="arena-reaper")
         self._pending: list[Future] = []
         self.storage_opt_supported: bool | None = None
+        self.storage_opt_probe = threading.Lock()  # the first create finds out; others wait for its answer
 
     def add_container(self, container_id: str) -> None:
         """Track a new container; once the tracker is closed, remove it at once and refuse."""
@@ -153,14 +155,16 @@ def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, sa
             network_disabled=NETWORK_MODE == "none", labels=labels(kind, sandbox_id, package),
             host_config=api.create_host_config(**host, **extra))["Id"]
 
-    if tracker.storage_opt_supported is not False:
-        try:
-            container_id = create(storage_opt={"size": f"{limits.storage_mb}m"})
-            tracker.storage_opt_supported = True
-        except APIError as exc:
-            if not storage_opt_refused(exc):
-                raise
-            tracker.storage_opt_supported = False
+    probing = tracker.storage_opt_supported is None
+    with tracker.storage_opt_probe if probing else contextlib.nullcontext():
+        if tracker.storage_opt_supported is not False:
+            try:
+                container_id = create(storage_opt={"size": f"{limits.storage_mb}m"})
+                tracker.storage_opt_supported = True
+            except APIError as exc:
+                if not storage_opt_refused(exc):
+                    raise
+                tracker.storage_opt_supported = False
     if tracker.storage_opt_supported is False:
         container_id = create()
     tracker.add_container(container_id)

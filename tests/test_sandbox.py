@@ -257,3 +257,33 @@ def test_only_a_storage_cap_refusal_falls_back_to_the_storage_watch(explanation:
     response = requests.Response()
     response.status_code = 500
     assert storage_opt_refused(APIError("500 Server Error", response=response, explanation=explanation)) is refused
+
+
+def test_the_engines_storage_cap_is_asked_about_once_however_many_start_at_once(
+        engine: Any, package: TaskPackage, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first container finds out whether the engine caps storage; containers started at the same time wait for
+    that answer instead of each trying (and, on an engine that refuses, failing) first."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sandbox.containers import Tracker, start_container
+
+    tracker = Tracker(engine)
+    tried: list[bool] = []
+    create = engine.api.create_container
+
+    def counted(*args: object, **options: Any) -> dict:
+        tried.append("StorageOpt" in options["host_config"])
+        return create(*args, **options)
+
+    monkeypatch.setattr(engine.api, "create_container", counted)
+    with Sandbox(engine) as box:
+        image = box.image(package).tag
+        try:
+            with ThreadPoolExecutor(4) as pool:
+                list(pool.map(lambda _: start_container(tracker, image, package.limits, "agent", "storage-probe",
+                                                        package.name), range(4)))
+        finally:
+            monkeypatch.undo()
+            tracker.remove_all()
+    assert tried.count(True) == 1, tried
+    assert len(tried) == 4 + (0 if tracker.storage_opt_supported else 1)
