@@ -5,8 +5,9 @@ The bare script uses the docker CLI for `docker build`, one oracle run and one v
 instances made: the oracle on six of them, the generator alone on the other two for ARENA715's comparison; doing
 nothing on three, determinism, isolation, the tamper suite in fresh containers, reading and steering, and the answer
 probes). The oracle's container verifies its own final state and then, in turn, the instance's do-nothing and answer
-submissions on the instance as made (sandbox.batch_verification); the determinism, reading and steering trials are
-verified in their own containers too. Targets: at least 20 trials, at most 1.5x the bare script. What each probe costs
+submissions on the instance as made (sandbox.batch_verification); before those, the reading and steering probes on
+the instance act in the same container, put back as made, and are verified in place; the determinism trial is
+verified in its own container too. Targets: at least 20 trials, at most 1.5x the bare script. What each probe costs
 is printed as its trials' summed seconds (worker time; three trials run at once on two cores). Both start cold: the
 package gets a unique marker in its Dockerfile's first RUN, so no layer past the base image is cached. Then `arena
 check` runs again warm (image cached). Cold runs are repeated (bare first, then arena, in each round) and medians
@@ -14,16 +15,29 @@ reported, since a cold build's time varies with the package mirror. Also: one co
 through the sandbox's channel, against docker-py's `exec_run` (the fair baseline: the same SDK, a new exec per
 command) and against a `docker exec` CLI process.
 
-Measured now (issue 21 item 8; ledger-reconciliation; `--rounds 2 --round-trips 5`; the 2-core machine shared with
-other workers): 42 trials, 8 instances made, the oracle on 6 of them. At load 5-6: 2.18x (rounds 2.57x and 1.79x:
-bare 8.4 s and 8.6 s, arena cold 21.6 s and 15.4 s), image cached 8.8 s. The code before (the oracle on all 8),
-`--rounds 1` at load 2-4 the same afternoon: 2.04x (bare 10.8 s, cold 22.0 s, image cached 12.9 s), 44 trials. The
-rounds' spread (1.8-2.6x in one run) is wider than the gain (the oracle's share of summed trial seconds 34% -> 28%,
-the constant-answer probe's 7% -> 4%, the generator alone 3%), so no gain is shown within one window's noise; the 1.5x
-target is still not met. The oracle on 4 instances was tried: the constant-answer probe then misses
-tests/fixtures/broken/arena716-constant-label (its rare label is on none of the four), so 6. What each trial kind
-cost in that run (summed trial seconds): oracle 28%, generator alone 3%, determinism 4%, the seven tamper probes 27%,
-reading 14%, steering 11%, the answer probes 11%, do-nothing 2%.
+Measured now (issue 21 item 8; ledger-reconciliation; `--rounds 3 --round-trips 3`, load 2-3 on the 2-core
+machine): 42 trials, 8 instances made, the oracle on 6 of them; bare 6.19 s, arena cold 12.17 s, **1.96x** (rounds
+2.03x, 1.96x, 1.95x), image cached 6.61 s; a second run (`--rounds 2`) 1.91x (1.86-1.96), image cached 6.26 s on
+11.6 CPU seconds (1.86 cores busy). The same morning, the code before these changes: 2.15x (2.13-2.17; bare 5.82 s,
+cold 12.52 s, image cached 7.76 s, 14.0 CPU seconds). What changed: a trusted episode verified in place keeps setup's
+root command server to stop and verify it (13 command servers fewer), the reading and steering probes act in the
+oracle's kept container on their instance, put back as made (6 containers and their servers fewer), and containers
+started at once ask the engine about its storage cap once. What each trial kind cost (summed trial seconds): oracle
+29%, the seven tamper probes 32% (a container to act in and a fresh one to verify in, each), reading 11%, steering
+6%, the answer probes 14%, determinism 4%, generator alone 4%, do-nothing 2%.
+
+The 1.5x target is not met, and this plan cannot meet it here: the trials are CPU-bound, and 1.5x leaves about 6.3
+CPU seconds for everything after the build. The engine's own steps alone, at the unit costs printed last (create and
+start 63 ms of CPU, kill and remove 38 ms, a commit 62 ms, an exec 33 ms), come to about 4.1 of them for the 23
+containers, 29 command servers and 13 commits the plan makes, before any Python runs in a container (42 verifier runs
+of this package, about 1.2 CPU seconds, are the next largest part). The seven tamper probes keep a container to act in
+and a fresh one to verify in, each, on purpose: verified in place, the resource-exhaustion probe leaves no process
+slot for the verifier, which is then reported as the package's ARENA709 (tried; a false finding).
+
+Before that (44 trials, the oracle on 8 instances, then 6; `--rounds 2 --round-trips 5`, load 5-6): 2.18x (rounds
+2.57x and 1.79x: bare 8.4 s and 8.6 s, arena cold 21.6 s and 15.4 s), image cached 8.8 s. The oracle on 4 instances
+was tried: the constant-answer probe then misses tests/fixtures/broken/arena716-constant-label (its rare label is on
+none of the four), so 6.
 
 Measured before (44 trials on 8 oracle instances; the 2-core machine shared with five other workers; `--rounds 2
 --round-trips 5`). In a quiet window (load 1.3-3.9), one after the other: the code then
@@ -50,6 +64,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -172,6 +187,43 @@ def round_trips(package_dir: Path, count: int) -> tuple[float, float, float]:
     return ours, sdk, cli
 
 
+def busy_seconds() -> float:
+    """CPU seconds every process on the machine has used so far (user, nice, system, irq, softirq: /proc/stat)."""
+    with open("/proc/stat") as stat:
+        fields = stat.readline().split()
+    return sum(int(fields[i]) for i in (1, 2, 3, 6, 7)) / os.sysconf("SC_CLK_TCK")
+
+
+def engine_costs(package_dir: Path, count: int = 6) -> dict[str, tuple[float, float]]:
+    """What the engine's own steps cost, each (wall seconds, machine CPU seconds) per container, over `count`
+    containers of the package's image: what a trial's container costs before the package's code runs."""
+    package = load_package(package_dir).package
+    assert package is not None
+    client = connect()
+    tracker = Tracker(client)
+    sandbox_id = new_sandbox_id()
+    image = ensure_image(client, package, sandbox_id).tag
+    costs: dict[str, tuple[float, float]] = {}
+
+    def timed(name: str, step: Callable[[int], Any]) -> list[Any]:
+        cpu, started = busy_seconds(), time.perf_counter()
+        made = [step(i) for i in range(count)]
+        costs[name] = ((time.perf_counter() - started) / count, (busy_seconds() - cpu) / count)
+        return made
+
+    try:
+        containers = timed("create and start", lambda _: start_container(tracker, image, package.limits, "bench",
+                                                                         sandbox_id, package.name))
+        timed("exec (one command)", lambda i: containers[i].exec_run(["true"]))
+        snapshots = timed("commit", lambda i: client.api.commit(containers[i].id)["Id"])
+        timed("kill and remove", lambda i: client.api.remove_container(containers[i].id, force=True))
+        for snapshot in snapshots:
+            client.api.remove_image(snapshot)
+    finally:
+        tracker.remove_all()
+    return costs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--package", type=Path, default=ROOT / "environments" / "ledger-reconciliation")
@@ -194,17 +246,22 @@ def main() -> None:
             ratios.append(cold_s / bare_s)
             print(f"round {round_number + 1}: bare {bare_s:.2f} s, arena cold {cold_s:.2f} s ({cold_s / bare_s:.2f}x)",
                   flush=True)
+        cpu = busy_seconds()
         rerun_s, _ = arena_check(package_dir, "--no-cache", *sampled)
+        rerun_cpu = busy_seconds() - cpu
         arena_check(package_dir, *sampled)  # fills the results cache
         warm_s, _ = arena_check(package_dir, *sampled)
         clean_up()
         ours, sdk, cli = round_trips(args.package, args.round_trips)
         clean_up()
+        costs = engine_costs(args.package)
+        clean_up()
     bare_s, cold_s, ratio = statistics.median(bare_times), statistics.median(cold_times), statistics.median(ratios)
     print(f"package:                     {args.package.name}")
     print(f"bare script (cold, 1 trial): {bare_s:6.2f} s  (median of {args.rounds}; oracle reward {reward})")
     print(f"arena check (cold):          {cold_s:6.2f} s  (median of {args.rounds}; {trials} trials)")
-    print(f"arena check (image cached):  {rerun_s:6.2f} s  (every trial runs again: --no-cache)")
+    print(f"arena check (image cached):  {rerun_s:6.2f} s  (every trial runs again: --no-cache; {rerun_cpu:.1f} CPU "
+          f"seconds on the machine, {rerun_cpu / rerun_s:.2f} cores busy)")
     print(f"arena check (warm):          {warm_s:6.2f} s  (unchanged package: results reused)")
     print(f"trials:                      {trials} (target >= 20)")
     print(f"ratio cold arena / bare:     {ratio:.2f}x (median of the rounds' ratios; range {min(ratios):.2f}-"
@@ -216,6 +273,9 @@ def main() -> None:
     print(f"command round trip: channel {ours * 1000:.2f} ms; docker-py exec_run {sdk * 1000:.2f} ms "
           f"(the fair baseline: channel {sdk / ours:.1f}x faster); docker exec CLI {cli * 1000:.1f} ms "
           f"(channel {cli / ours:.0f}x faster)")
+    print("the engine's own steps, per container (wall, machine CPU):")
+    for name, (wall, cpu_s) in costs.items():
+        print(f"  {name:<20} {wall * 1000:6.1f} ms  {cpu_s * 1000:6.1f} ms CPU")
 
 
 if __name__ == "__main__":
