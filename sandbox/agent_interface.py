@@ -14,7 +14,7 @@ spent, or `agent_timeout_s` passes. Agents see nothing of the verifier, and the 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 from sandbox.channel import CommandResult
 from taskpkg.package import ScenePrompt, TaskPackage
@@ -83,8 +83,8 @@ class TranscriptEntry:
     """One step of an episode, kept on the host for people and logs, never given to the verifier."""
 
     scene: str
-    action: dict
-    result: dict | None = None
+    action: dict[str, Any]
+    result: dict[str, Any] | None = None
     error: str | None = None
 
 
@@ -94,6 +94,6 @@ class Transcript:
 
     entries: list[TranscriptEntry] = field(default_factory=list)
 
-    def to_list(self) -> list[dict]:
+    def to_list(self) -> list[dict[str, Any]]:
         """JSON form."""
         return [e.__dict__ for e in self.entries]

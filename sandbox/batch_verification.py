@@ -74,7 +74,8 @@ class ContainerVerifier:
         self._extra: tuple[str, ...] = ()
         self._request = b""
         self._environment: dict[str, str] | None = None
-        self._upper: Path | bool | None = None  # the container's own overlay2 layer, False when it cannot be read
+        self._upper: Path | None = None  # the container's own overlay2 layer, once looked up
+        self._upper_looked_up = False
 
     @classmethod
     def keep(cls, tracker: Tracker, package: TaskPackage, instance: int, container: Container, root: Channel,
@@ -157,11 +158,12 @@ class ContainerVerifier:
         """Whether anything outside what reset puts back changed since its last step, read from the container's own
         layer where the engine keeps it here (overlay2, readable); None when it cannot be read (reset looks then)."""
         assert self.container is not None
+        if not self._upper_looked_up:
+            layers = overlay_folders(self.tracker.client.api.inspect_container(self.container.id))
+            upper = layers[0] if layers else None
+            self._upper = upper if upper and os.access(upper, os.R_OK | os.X_OK) else None
+            self._upper_looked_up = True
         if self._upper is None:
-            folders = overlay_folders(self.tracker.client.api.inspect_container(self.container.id))
-            upper = folders[0] if folders else None
-            self._upper = upper if upper and os.access(upper, os.R_OK | os.X_OK) else False
-        if self._upper is False:
             return None
         try:
             since = os.lstat(self._upper / FOLDER.lstrip("/") / "marker").st_ctime_ns

@@ -140,7 +140,7 @@ def _start_proxy(api: docker.APIClient, policy: BuildPolicy, network: str, sandb
                                                             *policy.registries],
                                        user="65534:65534", host_config=config,
                                        labels=labels("build-proxy", sandbox_id, package))
-        proxy = created["Id"]
+        proxy = str(created["Id"])
         api.connect_container_to_network(proxy, network, aliases=[PROXY_ALIAS])
         api.start(proxy)
     except (APIError, NotFound) as exc:

@@ -15,6 +15,7 @@ import struct
 import time
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import docker
 from docker.models.containers import Container
@@ -40,7 +41,7 @@ class CommandResult:
     truncated: bool
     duration_s: float
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """JSON form for transcripts."""
         return dict(self.__dict__)
 
@@ -79,13 +80,13 @@ class Channel:
         self._connection.end_input()
         self._connection.close()
 
-    def _ask(self, request: dict, timeout_s: float) -> dict:
+    def _ask(self, request: dict[str, Any], timeout_s: float) -> dict[str, Any]:
         body = json.dumps(request).encode()
         deadline = time.monotonic() + timeout_s
         try:
             self._connection.send(_HEADER.pack(len(body)) + body)
             (size,) = _HEADER.unpack(self._read_stdout(_HEADER.size, deadline))
-            answer = json.loads(self._read_stdout(size, deadline))
+            answer: dict[str, Any] = json.loads(self._read_stdout(size, deadline))
         except (OSError, ValueError) as exc:
             said = (self.stderr_tail() + self._pending[-2000:].decode("utf-8", "replace")).strip()
             raise ChannelClosed(f"the sandbox's command channel broke: {exc}" + (f": {said}" if said else "")) from None

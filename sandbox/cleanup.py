@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import docker
 from docker.errors import APIError, NotFound
@@ -23,10 +24,11 @@ class Leftover:
     package: str
 
 
-def labelled_images(client: docker.DockerClient, label: list[str]) -> list[dict]:
+def labelled_images(client: docker.DockerClient, label: list[str]) -> list[dict[str, Any]]:
     """The engine's listing of images with these labels, as one call: no inspect per image, so an image another
     process removes mid-listing cannot fail it (the SDK's `images.list` inspects each and raises)."""
-    return client.api.images(filters={"label": label})
+    images: list[dict[str, Any]] = client.api.images(filters={"label": label})
+    return images
 
 
 def leftovers(client: docker.DockerClient, include_images: bool = False, owner: str | None = None,

@@ -39,7 +39,7 @@ class Tracker:
         self._images: set[str] = set()
         self._closed = False
         self._reaper = ThreadPoolExecutor(max_workers=2, thread_name_prefix="arena-reaper")
-        self._pending: list[Future] = []
+        self._pending: list[Future[None]] = []
         self.storage_opt_supported: bool | None = None
         self.storage_opt_probe = threading.Lock()  # the first create finds out; others wait for its answer
 
@@ -149,11 +149,11 @@ def create_container(tracker: Tracker, image: str, limits: Limits, kind: str, sa
     )
 
     def create(**extra: object) -> str:
-        return api.create_container(
+        return str(api.create_container(
             image, entrypoint=entrypoint, command=[], detach=not stdin, stdin_open=stdin, user="0",
             working_dir=working_dir, hostname="arena", environment=environment or {},
             network_disabled=NETWORK_MODE == "none", labels=labels(kind, sandbox_id, package),
-            host_config=api.create_host_config(**host, **extra))["Id"]
+            host_config=api.create_host_config(**host, **extra))["Id"])
 
     probing = tracker.storage_opt_supported is None
     with tracker.storage_opt_probe if probing else contextlib.nullcontext():

@@ -45,7 +45,7 @@ def public_addresses(host: str, port: int) -> list[str] | str:
         found = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
         return f"{host} does not resolve ({exc})"
-    addresses = sorted({info[4][0] for info in found})
+    addresses = sorted({str(info[4][0]) for info in found})
     private = [a for a in addresses if any(ipaddress.ip_address(a) in net for net in BLOCKED)]
     if private or not addresses:
         return f"{host} resolves to a non-public address ({', '.join(private) or 'none'})"

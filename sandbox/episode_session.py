@@ -15,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from docker.errors import DockerException
 from docker.models.containers import Container
@@ -92,8 +92,8 @@ class EpisodeSession:
         self._container: Container | None = None
         self._channel: Channel | None = None
         self._root: Channel | None = None  # setup's root server, kept to stop and verify a trusted agent in place
-        self._watch: contextlib.AbstractContextManager | None = None
-        self._stopped_watch: contextlib.AbstractContextManager | None = None
+        self._watch: contextlib.AbstractContextManager[object] | None = None
+        self._stopped_watch: contextlib.AbstractContextManager[object] | None = None
         self._scenes: list[ScenePrompt] = []
         self._scene_index = 0
         self._turns_left = package.limits.max_turns
@@ -120,7 +120,7 @@ class EpisodeSession:
         time (limits.agent_timeout_s) starts at its first action instead (a trainer that starts containers ahead of
         generating does not spend the agent's time on waiting)."""
         self._started_at = time.perf_counter()
-        if self._start_in is not None:
+        if self._start_in is not None and self._start_in.container is not None:
             self._container = self._start_in.container
         else:
             tag = self._start_from.image if self._start_from else self.sandbox.image(self.package).tag
@@ -155,7 +155,7 @@ class EpisodeSession:
         return self._ended
 
     @property
-    def prompt_values(self) -> dict:
+    def prompt_values(self) -> dict[str, Any]:
         """The instance's values, as the generator printed them."""
         return self.result.prompt_values
 
@@ -333,7 +333,7 @@ class EpisodeSession:
             self._root = root
         return scenes
 
-    def _storage_watch(self) -> contextlib.AbstractContextManager:
+    def _storage_watch(self) -> contextlib.AbstractContextManager[object]:
         """A StorageWatch on the agent's container where the engine does not cap its storage (else nothing)."""
         assert self._container is not None
         if self.sandbox.tracker.storage_opt_supported:
@@ -361,7 +361,7 @@ class EpisodeSession:
         if isinstance(watch, StorageWatch) and watch.check():
             self.result.limit_hit, self.result.outcome = "storage", EpisodeOutcome.LIMIT_EXCEEDED
             self.result.error = (f"the agent's files grew past limits.storage_mb ({self.package.limits.storage_mb} "
-                                 f"MiB) to {watch.exceeded_bytes // 2**20} MiB; the episode was stopped and not "
+                                 f"MiB) to {(watch.exceeded_bytes or 0) // 2**20} MiB; the episode was stopped and not "
                                  "verified")
             return True
         return False

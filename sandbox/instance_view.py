@@ -8,6 +8,7 @@ import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sandbox.instances import scenes_for
 from sandbox.sandbox import Sandbox
@@ -29,12 +30,12 @@ class InstanceView:
 
     package: str
     instance: int
-    values: dict
+    values: dict[str, Any]
     prompts: list[ScenePrompt]
     files: list[WorkspaceFile]
     folder: Path
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         """The JSON form."""
         return {"package": self.package, "instance": self.instance, "prompt_values": self.values,
                 "scenes": [{"scene": p.scene, "speaker": p.speaker, "text": p.text} for p in self.prompts],

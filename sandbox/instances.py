@@ -7,6 +7,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import PurePosixPath
+from typing import Any
 
 import docker
 from docker.models.containers import Container
@@ -15,7 +16,7 @@ from sandbox.channel import Channel, ChannelClosed, CommandResult
 from sandbox.containers import folder_files
 from sandbox.layout import INSTANCE_DIR, WORKSPACE
 from taskpkg.body import MissingValue
-from taskpkg.package import TaskPackage
+from taskpkg.package import ScenePrompt, TaskPackage
 
 MAX_PROMPT_VALUES = 64 * 1024
 RESERVED = frozenset({"instance", "verifier", "output"})  # /arena/ folders an agent's files may not use
@@ -29,7 +30,7 @@ class PromptValueMissing(SetupError):
     """The generator ran and printed its values, but not every value the prompt names."""
 
 
-def generate(root: Channel, package: TaskPackage, instance: int) -> dict:
+def generate(root: Channel, package: TaskPackage, instance: int) -> dict[str, Any]:
     """Run the generator as root for one instance, then delete it and give /workspace to the agent user.
 
     Returns the prompt values; raises SetupError when the generator fails.
@@ -50,7 +51,7 @@ def generate(root: Channel, package: TaskPackage, instance: int) -> dict:
     return _prompt_values(made)
 
 
-def scenes_for(package: TaskPackage, values: dict) -> list:
+def scenes_for(package: TaskPackage, values: dict[str, Any]) -> list[ScenePrompt]:
     """The scenes' prompts with the instance's values filled in."""
     try:
         return package.scene_prompts(values)
@@ -98,7 +99,7 @@ def root_channel(client: docker.DockerClient, container: Container, keep: bool =
         root.close()
 
 
-def _prompt_values(made: CommandResult) -> dict:
+def _prompt_values(made: CommandResult) -> dict[str, Any]:
     """The generator's printed JSON object, or SetupError saying what was wrong with its run or output."""
     if made.timed_out:
         raise SetupError("the instance generator did not finish within limits.verifier_timeout_s")

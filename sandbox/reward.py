@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass
+from typing import Any
 
 MAX_REWARD_BYTES = 64 * 1024
 ALLOWED_KEYS = frozenset({"reward", "details"})
@@ -15,7 +16,7 @@ class Reward:
     """A valid verdict."""
 
     value: float
-    details: dict
+    details: dict[str, Any]
 
 
 class VerifierError(ValueError):

@@ -11,6 +11,7 @@ import tarfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import docker
 from docker.models.containers import Container
@@ -144,7 +145,7 @@ class Sandbox:
             self.tracker.discard(made, [])
         results = []
         for (agent_name, _), one in zip(submissions, verified, strict=True):
-            result = EpisodeResult(package.name, initial.instance, agent_name, outcome="scored",
+            result = EpisodeResult(package.name, initial.instance, agent_name, outcome=EpisodeOutcome.SCORED,
                                    prompt_values=initial.prompt_values)
             record(result, one.verdict)
             result.timings["verify_s"] = result.timings["total_s"] = one.seconds
@@ -191,7 +192,7 @@ class Sandbox:
         """Commit a container's filesystem as a tracked snapshot image (removed with the sandbox); returns its id."""
         # One tag per commit: a container committed twice (its initial state, then its final one) must not move the
         # first snapshot's tag to the second, which would leave the first untagged for the engine to prune.
-        image_id = self.client.api.commit(container.id, repository=SNAPSHOT_REPOSITORY,
+        image_id: str = self.client.api.commit(container.id, repository=SNAPSHOT_REPOSITORY,
                                           tag=f"{self.sandbox_id}-{container.id[:12]}-{next(self._commits)}",
                                           conf={"Labels": labels("snapshot", self.sandbox_id, package.name)})["Id"]
         self.tracker.add_image(image_id)
@@ -201,7 +202,7 @@ class Sandbox:
         """Hand back a shared initial state (removed in the background, after the containers made before it)."""
         self.tracker.discard([], [initial.image])
 
-    def make_instance(self, package: TaskPackage, instance: int, workspace: Path) -> dict:
+    def make_instance(self, package: TaskPackage, instance: int, workspace: Path) -> dict[str, Any]:
         """Run the generator for one instance in a sandboxed container; copy its /workspace into `workspace`.
 
         Returns the prompt values. Raises SetupError when the generator fails.

@@ -20,7 +20,7 @@ def writable_layer_bytes(client: docker.DockerClient, container_id: str) -> int 
     with contextlib.suppress(DockerException):
         rows = client.api.containers(all=True, filters={"id": container_id}, size=True)
         if rows and isinstance(rows[0].get("SizeRw"), int):
-            return rows[0]["SizeRw"]
+            return int(rows[0]["SizeRw"])
     return None
 
 

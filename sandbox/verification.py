@@ -95,7 +95,7 @@ def verifier_request(package: TaskPackage, command: list[str] | None = None) -> 
     for data in package.verifier_data:
         files += folder_files(package.root / data, f"{VERIFIER_DIR}/{data.rstrip('/')}")
     arguments = command or ["python3", "-I", VERIFIER]
-    fields = [OUTPUT, str(MAX_REWARD_BYTES + 1), VERIFIER_DIR, str(len(arguments)), *arguments]
+    fields: list[str | bytes] = [OUTPUT, str(MAX_REWARD_BYTES + 1), VERIFIER_DIR, str(len(arguments)), *arguments]
     for path, content in files:
         fields += [path, content]
     return b"".join(b"%d:%s" % (len(field), field) for field in
