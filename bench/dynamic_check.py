@@ -76,7 +76,10 @@ from sandbox.cleanup import collect_garbage  # noqa: E402
 from sandbox.containers import Tracker, start_container  # noqa: E402
 from sandbox.engine import OWNER_VARIABLE, connect, new_sandbox_id  # noqa: E402
 from sandbox.images import ensure_image  # noqa: E402
+from sandbox.sandbox import Sandbox  # noqa: E402
 from taskpkg.loader import load_package  # noqa: E402
+from validators.dynamic import run_dynamic_checks  # noqa: E402
+from validators.dynamic.probes import PROBES  # noqa: E402
 
 ARENA = str(Path(sys.executable).parent / "arena")
 OWNER = os.environ.setdefault(OWNER_VARIABLE, f"bench-{uuid.uuid4().hex[:10]}")  # what this run makes carries it
@@ -224,6 +227,28 @@ def engine_costs(package_dir: Path, count: int = 6) -> dict[str, tuple[float, fl
     return costs
 
 
+PLANS = {  # the dynamic checks' trials, growing: what each part of the plan adds (probes=None: every probe)
+    "core (oracle, generator alone, do-nothing, determinism)": (),
+    "+ the tamper suite (seven probes)": tuple(PROBES),
+    "+ reading, steering and the answer probes (issue 21)": None,
+}
+
+
+def plan_costs(package_dir: Path) -> dict[str, tuple[float, float, int]]:
+    """Each part of the plan run alone on the built image, in this process: (wall seconds, machine CPU seconds,
+    trials)."""
+    package = load_package(package_dir).package
+    assert package is not None
+    costs = {}
+    with Sandbox(connect()) as sandbox:
+        sandbox.image(package)
+        for name, probes in PLANS.items():
+            cpu, started = busy_seconds(), time.perf_counter()
+            result = run_dynamic_checks(package, sandbox, probes=probes)
+            costs[name] = (time.perf_counter() - started, busy_seconds() - cpu, len(result.trials))
+    return costs
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--package", type=Path, default=ROOT / "environments" / "ledger-reconciliation")
@@ -256,6 +281,8 @@ def main() -> None:
         clean_up()
         costs = engine_costs(args.package)
         clean_up()
+        plans = plan_costs(args.package)
+        clean_up()
     bare_s, cold_s, ratio = statistics.median(bare_times), statistics.median(cold_times), statistics.median(ratios)
     print(f"package:                     {args.package.name}")
     print(f"bare script (cold, 1 trial): {bare_s:6.2f} s  (median of {args.rounds}; oracle reward {reward})")
@@ -273,6 +300,11 @@ def main() -> None:
     print(f"command round trip: channel {ours * 1000:.2f} ms; docker-py exec_run {sdk * 1000:.2f} ms "
           f"(the fair baseline: channel {sdk / ours:.1f}x faster); docker exec CLI {cli * 1000:.1f} ms "
           f"(channel {cli / ours:.0f}x faster)")
+    rest_s = cold_s - list(plans.values())[-1][0]  # the cold check but its trials: build, static checks, start-up
+    print("the dynamic trials by part of the plan (image built), and the ratio a cold check running only that part "
+          "would give:")
+    for name, (wall, cpu_s, count) in plans.items():
+        print(f"  {name:<56} {count:3d} trials {wall:6.2f} s {cpu_s:5.1f} CPU s  {(rest_s + wall) / bare_s:.2f}x")
     print("the engine's own steps, per container (wall, machine CPU):")
     for name, (wall, cpu_s) in costs.items():
         print(f"  {name:<20} {wall * 1000:6.1f} ms  {cpu_s * 1000:6.1f} ms CPU")
