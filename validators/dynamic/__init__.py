@@ -14,6 +14,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from docker.errors import DockerException
 
@@ -109,7 +110,7 @@ class DynamicResult:
     """Findings and per-trial records of one package's dynamic checks."""
 
     diagnostics: list[Diagnostic]
-    trials: list[dict]
+    trials: list[dict[str, Any]]
     image_cached: bool | None = None
 
 
@@ -452,9 +453,9 @@ class _TrialRunner:
 
 @check(ARENA702, ARENA703, ARENA707, ARENA709, ARENA901, needs=Needs.ENGINE)
 def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
-           oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict]:
+           oracle_runs: dict[int, EpisodeResult]) -> tuple[list[Diagnostic], dict[str, Any]]:
     found: list[Diagnostic] = []
-    trial_of = {"agent": result.agent, "instance": result.instance}
+    trial_of: dict[str, Any] = {"agent": result.agent, "instance": result.instance}
     if result.outcome == EpisodeOutcome.SKIPPED:
         return found, {**_record(trial, result, TrialOutcome.SKIPPED), "note": result.error}
     if result.outcome == EpisodeOutcome.SETUP_ERROR:
@@ -480,7 +481,7 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
     elif trial.role in (Role.ANSWER, Role.INSTANCE):
         pass  # judged together: _judge_answers
     elif result.reward is not None and result.reward > NOP_FLOOR:
-        scored = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
+        scored: dict[str, Any] = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
                   "details": _short(result.details)}
         found.append(ARENA703.found("verifier.py", **scored) if trial.role == Role.NOP
                      else ARENA707.found("verifier.py", agent=result.agent, **scored))
@@ -501,11 +502,12 @@ def _judge_oracle(package: TaskPackage, result: EpisodeResult) -> list[Diagnosti
         found.append(ARENA702.found(oracle, case="timeout", limit=package.limits.oracle_timeout_s,
                                     instance=result.instance))
     elif result.reward != 1.0:
-        scored = {"reward": result.reward, "instance": result.instance, "details": _short(result.details)}
+        scored: dict[str, Any] = {"reward": result.reward, "instance": result.instance,
+                                  "details": _short(result.details)}
         found.append(ARENA702.found(oracle, case="exit", status=step["exit_code"],
                                     stderr=step["stderr"][-300:].strip(), **scored)
                      if step and step.get("exit_code") else ARENA702.found(oracle, case="score", **scored))
-    trial_of = {"agent": result.agent, "instance": result.instance}
+    trial_of: dict[str, Any] = {"agent": result.agent, "instance": result.instance}
     seconds = step.get("duration_s", 0.0) if step else 0.0
     if seconds > SLOW_ORACLE_SHARE * package.limits.oracle_timeout_s:
         found.append(ARENA708.found("task.md", case="slow", seconds=seconds, share=SLOW_ORACLE_SHARE,
@@ -527,7 +529,7 @@ def _judge_repeat(first: EpisodeResult, again: EpisodeResult) -> list[Diagnostic
 
 
 def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: list[EpisodeResult],
-                   records: list[dict], runner: _TrialRunner) -> list[Diagnostic]:
+                   records: list[dict[str, Any]], runner: _TrialRunner) -> list[Diagnostic]:
     """ARENA713-716: the answer probes' results taken together, and the instances the oracle's trials made. The
     answer trials' records get what each submitted, and the ones a finding rests on are marked failed."""
     oracle_runs = {t.instance: r for t, r in zip(planned, results, strict=True) if t.role == Role.ORACLE}
@@ -556,7 +558,8 @@ def _judge_answers(package: TaskPackage, planned: list[PlannedTrial], results: l
 
 @check(ARENA705, needs=Needs.ENGINE)
 def _judge_isolation(result: EpisodeResult) -> list[Diagnostic]:
-    output = result.transcript.entries[0].result.get("stdout", "") if result.transcript.entries else ""
+    first = result.transcript.entries[0].result if result.transcript.entries else None
+    output = str(first.get("stdout", "")) if first else ""
     line = next((x for x in output.splitlines() if x.startswith("EGRESS ")), None)
     if line is None:
         return [ARENA705.found("environment/Dockerfile", case="unproven")]
@@ -574,7 +577,7 @@ def _short(value: object, limit: int = 300) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _record(trial: PlannedTrial, result: EpisodeResult, outcome: TrialOutcome) -> dict:
+def _record(trial: PlannedTrial, result: EpisodeResult, outcome: TrialOutcome) -> dict[str, Any]:
     log = "\n".join(
         f"$ {e.action.get('command', e.action.get('path', ''))}\n"
         + (f"exit {e.result.get('exit_code')}; {e.result.get('stderr', '')[-200:]}" if e.result else e.error or "")

@@ -12,6 +12,7 @@ import os
 from datetime import UTC, datetime
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from taskpkg.diagnostics import Diagnostic, Severity
 from taskpkg.digest import tree_digest
@@ -45,14 +46,14 @@ def package_digest(package: TaskPackage) -> str:
     return tree_digest(package.root, frozenset({"__pycache__"}))
 
 
-def cache_key(package: TaskPackage, engine_version: str, settings: dict) -> str:
+def cache_key(package: TaskPackage, engine_version: str, settings: dict[str, Any]) -> str:
     """The key of one package's dynamic results."""
     material = json.dumps({"v": CACHE_VERSION, "package": package_digest(package), "code": _code_digest(),
                            "engine": engine_version, "settings": settings}, sort_keys=True)
     return hashlib.sha256(material.encode()).hexdigest()
 
 
-def load(key: str) -> tuple[list[Diagnostic], list[dict], str] | None:
+def load(key: str) -> tuple[list[Diagnostic], list[dict[str, Any]], str] | None:
     """Cached (diagnostics, trials, when) for a key, or None. A damaged entry counts as absent."""
     path = cache_dir() / f"{key}.json"
     try:
@@ -64,7 +65,7 @@ def load(key: str) -> tuple[list[Diagnostic], list[dict], str] | None:
         return None
 
 
-def save(key: str, diagnostics: list[Diagnostic], trials: list[dict]) -> None:
+def save(key: str, diagnostics: list[Diagnostic], trials: list[dict[str, Any]]) -> None:
     """Keep results for later re-checks (best effort: an unwritable cache only costs time)."""
     folder = cache_dir()
     entry = {"diagnostics": [d.to_dict() for d in diagnostics], "trials": trials,

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from agents.scripted import ScriptedAgent
-from sandbox.agent_interface import Action, EndScene, Observation, Shell, WriteFile
+from sandbox.agent_interface import Action, Agent, EndScene, Observation, Shell, WriteFile
 
 FORGED = '{"reward": 1.0, "details": {"forged": true}}'
 _HIJACK = (
@@ -165,7 +166,7 @@ class JunkMentionedFiles:
         return Shell(writes or "true", 30) if paths else WriteFile("answer.txt", "0\n")
 
 
-PROBES = {
+PROBES: dict[str, Callable[[], Agent]] = {
     "forge-reward": forge_reward,
     "background-writer": background_writer,
     "wipe-workspace": wipe_workspace,

@@ -20,6 +20,7 @@ import json
 import re
 from datetime import datetime
 from pathlib import PurePosixPath
+from typing import Any
 
 from agents.scripted import ScriptedAgent, oracle_agent
 from sandbox.layout import WORKSPACE
@@ -227,7 +228,7 @@ def tokens_of(text: str) -> list[str]:
     return _TOKEN.findall(text)
 
 
-def fingerprints(package: TaskPackage) -> list[dict]:
+def fingerprints(package: TaskPackage) -> list[dict[str, Any]]:
     """Per hidden text file (shared verifier data excepted): its normalised lines, token shingles and digest."""
     shared = shared_data_files(package)
     found, seen = [], set()
@@ -263,7 +264,7 @@ def read_agent(package: TaskPackage, image_created: float) -> ScriptedAgent:
                          package.limits.oracle_timeout_s + 120, files)
 
 
-def image_created(attributes: dict) -> float:
+def image_created(attributes: dict[str, Any]) -> float:
     """The image's creation time (seconds since the epoch): files newer than it were made at instance time."""
     text = str(attributes.get("Created", ""))
     try:
@@ -291,12 +292,13 @@ def judge_reading(package: TaskPackage, result: EpisodeResult, floor: float) -> 
     return found
 
 
-def _report(result: EpisodeResult) -> dict:
+def _report(result: EpisodeResult) -> dict[str, Any]:
     for entry in reversed(result.transcript.entries):
         for line in (entry.result or {}).get("stdout", "").splitlines():
             if line.startswith("READ "):
                 try:
-                    return json.loads(line[len("READ "):])
+                    report: dict[str, Any] = json.loads(line[len("READ "):])
+                    return report
                 except ValueError:
                     return {}
     return {}

@@ -3,6 +3,8 @@ placed at its line of task.md, with the key it most likely meant, once for every
 
 from __future__ import annotations
 
+from typing import Any
+
 from sandbox.outcomes import EpisodeResult
 from taskpkg.diagnostics import Diagnostic
 from taskpkg.package import TaskPackage
@@ -19,7 +21,7 @@ def setup_findings(package: TaskPackage, result: EpisodeResult) -> list[Diagnost
     printed = ", ".join(map(str, result.prompt_values)) or "nothing"
     found = []
     for unfilled in package.unfilled(result.prompt_values):
-        where = {"key": unfilled.key, "printed": printed}
+        where: dict[str, Any] = {"key": unfilled.key, "printed": printed}
         found.append(ARENA710.found(TASK_FILE, unfilled.line, case="placeholder_guess", guess=unfilled.guess, **where)
                      if unfilled.guess else ARENA710.found(TASK_FILE, unfilled.line, case="placeholder", **where))
     return found

@@ -111,7 +111,10 @@ def verifier_sources(package: TaskPackage) -> list[tuple[str, str]]:
 
 def names_used(package: TaskPackage) -> dict[str, list[str]]:
     """What the verifier's sources import, run, add to the import path and name as scripts (read, not evaluated)."""
-    modules, programs, folders, scripts = set(), set(PROGRAMS), set(), set()
+    modules: set[str] = set()
+    programs: set[str] = set(PROGRAMS)
+    folders: set[str] = set()
+    scripts: set[str] = set()
     for _, text in verifier_sources(package):
         try:
             tree = ast.parse(text)
