@@ -26,13 +26,18 @@ started at once ask the engine about its storage cap once. What each trial kind 
 29%, the seven tamper probes 32% (a container to act in and a fresh one to verify in, each), reading 11%, steering
 6%, the answer probes 14%, determinism 4%, generator alone 4%, do-nothing 2%.
 
-The 1.5x target is not met, and this plan cannot meet it here: the trials are CPU-bound, and 1.5x leaves about 6.3
-CPU seconds for everything after the build. The engine's own steps alone, at the unit costs printed last (create and
-start 63 ms of CPU, kill and remove 38 ms, a commit 62 ms, an exec 33 ms), come to about 4.1 of them for the 23
-containers, 29 command servers and 13 commits the plan makes, before any Python runs in a container (42 verifier runs
-of this package, about 1.2 CPU seconds, are the next largest part). The seven tamper probes keep a container to act in
-and a fresh one to verify in, each, on purpose: verified in place, the resource-exhaustion probe leaves no process
-slot for the verifier, which is then reported as the package's ARENA709 (tried; a false finding).
+The 1.5x target is not met, and leaves issue 21's trials almost nothing: the plan the arena ran before it (the oracle
+on three instances, do-nothing, determinism and the tamper suite; 14 trials) takes 3.1-3.2 s image built (three runs
+of `run_dynamic_checks(instances=3, probes=PROBES)`), a cold check of it about 1.48x. The trials by part of the
+plan (`--rounds 3`, the same run: bare 5.83 s, arena cold 11.88 s, 2.04x) cost, image built, the core (oracle on six
+instances, generator alone on two, do-nothing, determinism; 12 trials) 2.64 s and 5.0 CPU seconds, a cold check of
+that alone 1.39x; with the tamper suite (19 trials) 4.59 s, 8.9 CPU seconds, **1.72x**; with issue 21's reading,
+steering and answer probes (42 trials) 6.45 s, 12.5 CPU seconds, 2.04x. The trials are CPU-bound (1.85 cores busy),
+and the engine's own steps (create and start 72 ms of CPU, kill and remove 37 ms, a commit 68 ms, an exec 43 ms, in
+the same run) come to about 4 of those CPU seconds for the 23 containers, 29 command servers and 13 commits the plan
+makes, before any Python runs in a container. The seven tamper probes keep a container to act in and a fresh one to
+verify in, each, on purpose: verified in place, the resource-exhaustion probe leaves no process slot for the
+verifier, which is then reported as the package's ARENA709 (tried; a false finding).
 
 Before that (44 trials, the oracle on 8 instances, then 6; `--rounds 2 --round-trips 5`, load 5-6): 2.18x (rounds
 2.57x and 1.79x: bare 8.4 s and 8.6 s, arena cold 21.6 s and 15.4 s), image cached 8.8 s. The oracle on 4 instances
