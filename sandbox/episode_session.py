@@ -120,8 +120,9 @@ class EpisodeSession:
         time (limits.agent_timeout_s) starts at its first action instead (a trainer that starts containers ahead of
         generating does not spend the agent's time on waiting)."""
         self._started_at = time.perf_counter()
-        if self._start_in is not None and self._start_in.container is not None:
-            self._container = self._start_in.container
+        borrowed = self._start_in.container if self._start_in is not None else None
+        if borrowed is not None:
+            self._container = borrowed
         else:
             tag = self._start_from.image if self._start_from else self.sandbox.image(self.package).tag
             self._container = start_container(self.sandbox.tracker, tag, self.package.limits, "agent",

@@ -193,8 +193,8 @@ class Sandbox:
         # One tag per commit: a container committed twice (its initial state, then its final one) must not move the
         # first snapshot's tag to the second, which would leave the first untagged for the engine to prune.
         image_id: str = self.client.api.commit(container.id, repository=SNAPSHOT_REPOSITORY,
-                                          tag=f"{self.sandbox_id}-{container.id[:12]}-{next(self._commits)}",
-                                          conf={"Labels": labels("snapshot", self.sandbox_id, package.name)})["Id"]
+                                               tag=f"{self.sandbox_id}-{container.id[:12]}-{next(self._commits)}",
+                                               conf={"Labels": labels("snapshot", self.sandbox_id, package.name)})["Id"]
         self.tracker.add_image(image_id)
         return image_id
 

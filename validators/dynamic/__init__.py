@@ -85,7 +85,8 @@ class Role(StrEnum):
 
 VERIFIED_TOGETHER = (Role.NOP, Role.ANSWER)  # roles that verify an instance's initial state: one unit per instance
 TRUSTED = (Role.READ, Role.STEER)  # the arena's own probes (beside the oracle): their final state is verified in place,
-# and they act in the oracle's container on their instance, put back as made, when nothing changed outside what is
+# and they act in the oracle's container on their instance, put back as made, when nothing changed outside what is put
+# back (else in a container of their own)
 
 
 @dataclass(frozen=True)
@@ -241,12 +242,12 @@ class _TrialRunner:
         self._kept: dict[int, ContainerVerifier] = {}
         self._lock = threading.Lock()
         self._kept_free = threading.Condition(self._lock)
-        self._borrowed: set[int] = set()
         self._trusted_left: Counter[int] = Counter()  # trusted probes still to act in an instance's container
         self._abandoned = False
 
     def expect(self, planned: list[PlannedTrial]) -> None:
-        """Note the trusted probes planned on each instance: its verifications wait for them to be done with it."""
+        """Note the trusted probes planned on each instance: its verifications wait for them to be done with it (they
+        run one after the other, in one unit: _in_units)."""
         with self._lock:
             self._trusted_left.update(t.instance for t in planned if t.role in TRUSTED)
 
@@ -318,19 +319,17 @@ class _TrialRunner:
         is free and nothing changed there outside what is put back, else in a fresh container from the instance."""
         command = list(trial.verifier_command) if trial.verifier_command else None
         kept = self._borrow(trial.instance, own_folders(provision_files(agent.provision(self.package))))
-        try:
-            return self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state,
-                                            verifier_command=command, verify_in_place=True, start_in=kept,
-                                            keep_for=(lambda back: self._keep(trial.instance, back)) if kept else None)
-        finally:
-            self._give_back(trial.instance)
+        return self.sandbox.run_episode(self.package, trial.instance, agent, start_from=state,
+                                        verifier_command=command, verify_in_place=True, start_in=kept,
+                                        keep_for=(lambda back: self._keep(trial.instance, back)) if kept else None)
 
     def _borrow(self, instance: int, own: tuple[str, ...]) -> ContainerVerifier | None:
         """The oracle's container on this instance, once its trial is done, put back as made for an agent whose files
         go in `own`; None when there is none or it cannot be put back (the instance is then started afresh)."""
         with contextlib.suppress(Exception):
             self._oracle_run(instance).result()
-        kept = self._take_kept(instance, borrow=True)
+        with self._lock:
+            kept = self._kept.pop(instance, None)
         if kept is None:
             return None
         try:
@@ -390,24 +389,13 @@ class _TrialRunner:
         with self._lock:
             self._kept[instance] = kept
 
-    def _take_kept(self, instance: int, borrow: bool = False) -> ContainerVerifier | None:
+    def _take_kept(self, instance: int) -> ContainerVerifier | None:
         """The oracle's container on this instance, kept for its verifications (each instance's is taken once), once
-        no trusted probe has it or is still to act in it; `borrow`: a trusted probe's, handed back through _keep and
-        _give_back."""
+        no trusted probe is still to act in it (a trusted probe borrows it and hands it back through _keep)."""
         with self._kept_free:
-            while not self._abandoned and (instance in self._borrowed
-                                           or (not borrow and self._trusted_left[instance] > 0)):
+            while not self._abandoned and self._trusted_left[instance] > 0:
                 self._kept_free.wait()
-            kept = self._kept.pop(instance, None)
-            if borrow and kept is not None:
-                self._borrowed.add(instance)
-            return kept
-
-    def _give_back(self, instance: int) -> None:
-        """A trusted probe is done with the instance's container (it is back in _kept if it is still good)."""
-        with self._kept_free:
-            self._borrowed.discard(instance)
-            self._kept_free.notify_all()
+            return self._kept.pop(instance, None)
 
     def _trusted_done(self, instance: int) -> None:
         """A trusted probe planned on this instance has run (or failed): one fewer to wait for."""
@@ -482,7 +470,7 @@ def _judge(package: TaskPackage, trial: PlannedTrial, result: EpisodeResult,
         pass  # judged together: _judge_answers
     elif result.reward is not None and result.reward > NOP_FLOOR:
         scored: dict[str, Any] = {"reward": result.reward, "instance": result.instance, "floor": NOP_FLOOR,
-                  "details": _short(result.details)}
+                                  "details": _short(result.details)}
         found.append(ARENA703.found("verifier.py", **scored) if trial.role == Role.NOP
                      else ARENA707.found("verifier.py", agent=result.agent, **scored))
     if trial.rule is ARENA705 and result.outcome.judged:
